@@ -1,0 +1,38 @@
+# Every target sets itself up: on a fresh machine `make demo` and `make test` are enough.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+$(VENV)/.bench: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	touch $(VENV)/.bench
+
+demo: $(STAMP)
+	$(BIN)/python -m baton demo
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+# Inner loop: everything but the slow crash matrix.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m 'not slow' -x -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check server tests bench
+	$(BIN)/ruff format --check server tests bench
+	$(BIN)/mypy
+
+bench: $(VENV)/.bench
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

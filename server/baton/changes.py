@@ -1,0 +1,132 @@
+"""Turn what an agent proposes for one file into a `change.proposed` op and its blobs.
+
+Pure: the caller reads the current file and passes its bytes. Hunk ids come from the
+hunk's content (path, old and new lines, context), not from when it was proposed, so an
+agent that proposes the same edit again after a crash or a re-plan gets the same id, and
+the decision already made on it stands: the developer is never asked twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .hunks import HunkSpec, diff_hunks
+from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef, derive_key
+from .store import digest
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_HUNKS_PER_CHANGE = 2000
+SUMMARY_CHARS = 80
+
+
+class ChangeRefused(ValueError):
+    """A proposal Baton will not record (binary, too large, nothing to change)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltChange:
+    payload: ChangeProposed
+    blobs: dict[str, bytes]
+
+
+def decode_text(data: bytes, what: str) -> str:
+    if len(data) > MAX_FILE_BYTES:
+        raise ChangeRefused(f"{what} is {len(data)} bytes; the limit is {MAX_FILE_BYTES}")
+    if b"\x00" in data:
+        raise ChangeRefused(f"{what} looks binary (NUL byte); Baton reviews text files only")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ChangeRefused(
+            f"{what} is not UTF-8 text (byte {e.start}); Baton reviews text files only"
+        ) from None
+
+
+def build_change(
+    task_id: str, path: str, base: bytes | None, new: bytes | None, summary: str = ""
+) -> BuiltChange:
+    """The op for replacing `base` (None: absent) by `new` (None: delete) at `path`."""
+    if base is None and new is None:
+        raise ChangeRefused(f"{path}: nothing to delete, the file does not exist")
+    kind = (
+        ChangeKind.CREATE
+        if base is None
+        else ChangeKind.DELETE
+        if new is None
+        else ChangeKind.MODIFY
+    )
+    base_text = decode_text(base, f"current {path}") if base is not None else ""
+    new_text = decode_text(new, f"proposed {path}") if new is not None else ""
+    specs = diff_hunks(base_text, new_text)
+    if not specs and kind is not ChangeKind.CREATE:
+        raise ChangeRefused(f"{path}: the proposal is identical to the current file")
+    if len(specs) > MAX_HUNKS_PER_CHANGE:
+        raise ChangeRefused(f"{path}: {len(specs)} hunks; the limit is {MAX_HUNKS_PER_CHANGE}")
+    blobs: dict[str, bytes] = {}
+    refs: list[HunkRef] = []
+    seen: Counter[str] = Counter()
+    for spec in specs:
+        body = _body(spec)
+        blobs[body_hash := digest(body)] = body
+        seen[body_hash] += 1
+        refs.append(
+            HunkRef(
+                id=derive_key(task_id, path, body_hash, seen[body_hash])[:12],
+                base_line=spec.base_line,
+                old_count=len(spec.old_lines),
+                new_count=len(spec.new_lines),
+                summary=summarize(spec),
+                body=body_hash,
+            )
+        )
+    new_hash = None
+    if new is not None:
+        new_hash = digest(new)
+        blobs[new_hash] = new
+    base_hash = digest(base) if base is not None else None
+    payload = ChangeProposed(
+        change_id=derive_key(task_id, path, base_hash, new_hash)[:16],
+        path=path,
+        kind=kind,
+        base_hash=base_hash,
+        new_hash=new_hash,
+        hunks=refs,
+        summary=summary,
+    )
+    return BuiltChange(payload, blobs)
+
+
+def _body(spec: HunkSpec) -> bytes:
+    return (
+        HunkBody(
+            old=list(spec.old_lines),
+            new=list(spec.new_lines),
+            before=list(spec.before),
+            after=list(spec.after),
+        )
+        .model_dump_json()
+        .encode()
+    )
+
+
+def summarize(spec: HunkSpec) -> str:
+    """One line a developer understands in a diagnostic: what the hunk does."""
+    old, new = len(spec.old_lines), len(spec.new_lines)
+    first = next((line.strip() for line in spec.new_lines if line.strip()), "")
+    if len(first) > SUMMARY_CHARS:
+        first = first[: SUMMARY_CHARS - 1] + "…"
+    if old == 0:
+        what = f"insert {_n(new)}"
+    elif new == 0:
+        gone = next((line.strip() for line in spec.old_lines if line.strip()), "")
+        return f"delete {_n(old)}" + (f": {gone[:SUMMARY_CHARS]}" if gone else "")
+    elif old == new:
+        what = f"change {_n(old)}"
+    else:
+        what = f"replace {_n(old)} with {new}"
+    return f"{what}: {first}" if first else what
+
+
+def _n(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"

@@ -1,0 +1,513 @@
+"""`baton` on the command line: readable for people, `--json` for machines.
+
+Errors are one line on stderr (and a JSON object on stdout with `--json` or under
+`baton agent`), with an exit code that says what kind of failure it was, so a script or
+an agent in any language can react without parsing prose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from . import __version__
+from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
+from .brief import render_markdown
+from .changes import ChangeRefused
+from .effects import EffectResult, apply_accepted, recover_effects
+from .hunks import DiffDoesNotApply, DiffError
+from .models import Decision, HunkStatus, StepStatus
+from .paths import PathRefused
+from .review import ReviewRefused, decide, find_hunk
+from .store import (
+    BlobMissing,
+    LeaseHeld,
+    OpConflict,
+    StaleEpoch,
+    StoreUnavailable,
+    TaskClosed,
+    TaskExists,
+    TaskNotFound,
+)
+from .workspace import Workspace, database_path, find_root
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""The command ran but something is wrong: conflicts while applying, `check` problems."""
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_REFUSED = 4
+"""Bad input: a path outside the workspace, a malformed diff, a contradicting decision."""
+EXIT_FENCED = 5
+"""Another worker holds or took over the task."""
+EXIT_STORE = 6
+"""The database is missing, locked, corrupt or read-only."""
+
+ERRORS: tuple[tuple[type[BaseException], int], ...] = (
+    (TaskNotFound, EXIT_NOT_FOUND),
+    (BlobMissing, EXIT_STORE),
+    (StaleEpoch, EXIT_FENCED),
+    (LeaseHeld, EXIT_FENCED),
+    (TaskClosed, EXIT_FENCED),
+    (StoreUnavailable, EXIT_STORE),
+    (PathRefused, EXIT_REFUSED),
+    (ChangeRefused, EXIT_REFUSED),
+    (DiffError, EXIT_REFUSED),
+    (DiffDoesNotApply, EXIT_REFUSED),
+    (ReviewRefused, EXIT_REFUSED),
+    (OpConflict, EXIT_REFUSED),
+    (TaskExists, EXIT_REFUSED),
+)
+
+
+class CommandFailed(Exception):
+    """The command's own verdict (exit 1) after printing its result."""
+
+
+def to_json(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, EffectResult):
+        return {
+            "effect_id": value.effect_id,
+            "path": value.path,
+            "hunk_ids": list(value.hunk_ids),
+            "outcome": value.outcome,
+            "detail": value.detail,
+        }
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    return value
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[], str]) -> None:
+    if args.json:
+        print(json.dumps(to_json(data), ensure_ascii=False, indent=None))
+    else:
+        text = human()
+        if text:
+            print(text)
+
+
+def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
+    cells = [[str(c) for c in header], *[[str(c) for c in r] for r in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells
+    )
+
+
+async def open_workspace(args: argparse.Namespace, create: bool = False) -> Workspace:
+    root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
+    if not create and not database_path(root).exists():
+        raise StoreUnavailable(f"no Baton database in {root} (looked for .baton/baton.db)")
+    return await Workspace.open(root, create=create)
+
+
+# --- developer commands -------------------------------------------------------------
+
+
+async def cmd_status(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        rows = []
+        for info in await ws.store.tasks():
+            state = await ws.state(info.task_id)
+            counts = {s: len(state.hunks_with(s)) for s in HunkStatus}
+            rows.append((info, state, counts))
+    data = [
+        {
+            "task_id": info.task_id,
+            "title": info.title,
+            "status": info.status,
+            "epoch": info.epoch,
+            "worker": info.worker,
+            "lease_expires": info.lease_expires,
+            "ops": state.ops,
+            "hunks": {k.value: v for k, v in counts.items()},
+        }
+        for info, state, counts in rows
+    ]
+
+    def human() -> str:
+        if not rows:
+            return "No tasks yet. An agent starts one with `baton agent begin --title …`."
+        return table(
+            [
+                (
+                    info.task_id,
+                    info.title[:40],
+                    info.status,
+                    info.worker or "-",
+                    c[HunkStatus.PENDING],
+                    c[HunkStatus.ACCEPTED],
+                    c[HunkStatus.APPLIED],
+                    c[HunkStatus.REJECTED],
+                )
+                for info, _, c in rows
+            ],
+            ("TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED"),
+        )
+
+    emit(args, data, human)
+
+
+async def cmd_hunks(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        task_ids = [args.task] if args.task else await ws.task_ids()
+        hunks = []
+        for task_id in task_ids:
+            state = await ws.state(task_id)
+            hunks += [
+                (task_id, h)
+                for h in sorted(state.hunks.values(), key=lambda h: (h.path, h.base_line))
+                if args.all or h.status != HunkStatus.SUPERSEDED
+            ]
+    data = [{"task_id": t, **h.model_dump(mode="json")} for t, h in hunks]
+    emit(
+        args,
+        data,
+        lambda: table(
+            [
+                (h.id, t, f"{h.path}:{h.base_line + 1}", h.status.value, h.summary[:60])
+                for t, h in hunks
+            ],
+            ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
+        ),
+    )
+
+
+async def cmd_log(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        ops = await ws.store.ops_after(args.after, args.task)
+    if args.limit:
+        ops = ops[-args.limit :]
+    emit(
+        args,
+        ops,
+        lambda: table(
+            [
+                (o.lsn, o.task_id, o.epoch, o.kind.value, _short(o.payload.model_dump_json()))
+                for o in ops
+            ],
+            ("LSN", "TASK", "EPOCH", "KIND", "PAYLOAD"),
+        ),
+    )
+
+
+def _short(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+async def cmd_resume(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        brief = await handoff(ws, args.task)
+    emit(args, brief, lambda: render_markdown(brief).rstrip())
+
+
+async def cmd_decide(args: argparse.Namespace) -> None:
+    decision = Decision.ACCEPTED if args.command == "accept" else Decision.REJECTED
+    edited = None
+    if getattr(args, "edited", None):
+        text = sys.stdin.read() if args.edited == "-" else Path(args.edited).read_text("utf-8")
+        edited = text.splitlines(keepends=True)
+    async with await open_workspace(args) as ws:
+        results = []
+        for ref in args.hunks:
+            task_id, hunk = await find_hunk(ws, ref)
+            results.append(
+                await decide(
+                    ws,
+                    task_id,
+                    hunk.id,
+                    decision,
+                    comment=getattr(args, "comment", "") or "",
+                    edited=edited,
+                    reviewer=args.reviewer,
+                )
+            )
+    emit(args, results, lambda: "\n".join(f"{h.id} {h.status.value}" for h in results))
+
+
+async def cmd_apply(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        results: list[EffectResult] = []
+        for task_id in [args.task] if args.task else await ws.task_ids():
+            results += await apply_accepted(ws, task_id)
+    report_effects(args, results)
+
+
+async def cmd_recover(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        results: list[EffectResult] = []
+        for task_id in await ws.task_ids():
+            results += await recover_effects(ws, task_id)
+    report_effects(args, results)
+
+
+def report_effects(args: argparse.Namespace, results: list[EffectResult]) -> None:
+    emit(
+        args,
+        results,
+        lambda: (
+            "\n".join(
+                f"{r.outcome:9} {r.path} ({', '.join(r.hunk_ids)})"
+                + (f": {r.detail}" if r.detail else "")
+                for r in results
+            )
+            or "Nothing to do."
+        ),
+    )
+    if any(r.outcome == "conflict" for r in results):
+        raise CommandFailed("some hunks could not be applied: their code changed (see above)")
+
+
+async def cmd_check(args: argparse.Namespace) -> None:
+    problems: list[str] = []
+    async with await open_workspace(args) as ws:
+        problems += await ws.store.integrity_check()
+        report = []
+        for task_id in await ws.task_ids():
+            state, recovery = await ws.recover(task_id)
+            full = await ws.store.ops_after(0, task_id)
+            from .fold import rebuild
+
+            if rebuild(task_id, full) != state:
+                problems.append(f"task {task_id}: checkpoint disagrees with the log")
+            if recovery.skipped_checkpoints:
+                problems.append(
+                    f"task {task_id}: {recovery.skipped_checkpoints} corrupt checkpoint(s) "
+                    "skipped (harmless; a new one is written on the next ops)"
+                )
+            for hunk in state.hunks.values():
+                for blob in (hunk.body, hunk.edited):
+                    if blob:
+                        try:
+                            await ws.store.get_blob(blob)
+                        except (BlobMissing, StoreUnavailable) as e:
+                            problems.append(f"task {task_id}: {e}")
+            report.append({"task_id": task_id, "ops": state.ops, "lsn": state.lsn})
+    data = {"ok": not problems, "problems": problems, "tasks": report}
+    emit(
+        args,
+        data,
+        lambda: "\n".join(problems) if problems else f"ok: {len(report)} task(s) consistent",
+    )
+    if problems:
+        raise CommandFailed(f"{len(problems)} problem(s) found")
+
+
+# --- agent commands -----------------------------------------------------------------
+
+
+async def agent_task(args: argparse.Namespace, worker: Worker) -> Task:
+    """A Task for one CLI call: the epoch comes from the caller, no heartbeat runs."""
+    return Task(worker, args.task, args.epoch)
+
+
+async def with_worker(args: argparse.Namespace, body: Callable[[Worker], Awaitable[Any]]) -> None:
+    root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
+    worker = await Worker.open(root, worker_id=args.worker, ttl=args.ttl)
+    try:
+        result = await body(worker)
+    finally:
+        await worker.close()
+    print(json.dumps(to_json(result), ensure_ascii=False))
+
+
+async def cmd_agent(args: argparse.Namespace) -> None:
+    action = args.action
+
+    async def body(worker: Worker) -> Any:
+        if action == "begin":
+            task = await worker.begin(args.title, args.instruction, args.task_id)
+            task.stop_heartbeat()
+            return {"task_id": task.id, "epoch": task.epoch, "worker": worker.worker_id}
+        if action == "claim":
+            task = await worker.claim(args.task, wait=args.wait)
+            task.stop_heartbeat()
+            return {"task_id": task.id, "epoch": task.epoch, "worker": worker.worker_id}
+        task = await agent_task(args, worker)
+        if action == "heartbeat":
+            await worker.ws.store.heartbeat(task.id, worker.worker_id, task.epoch, worker.ttl)
+            return {"ok": True}
+        if action == "release":
+            await task.release()
+            return {"ok": True}
+        if action == "read":
+            return {"path": args.path, "text": await task.read(args.path)}
+        if action == "list":
+            return {"path": args.path, "entries": await task.listdir(args.path)}
+        if action == "step":
+            await task.step(args.name, StepStatus(args.status), args.note)
+            return {"ok": True}
+        if action in ("feedback", "decision", "note"):
+            await task.remark(action, args.text)
+            return {"ok": True}
+        if action == "propose":
+            if args.diff:
+                text = sys.stdin.read() if args.diff == "-" else Path(args.diff).read_text("utf-8")
+                proposals = await task.propose_diff(text, args.summary)
+            else:
+                content = None
+                if not args.delete:
+                    src = args.content or "-"
+                    content = sys.stdin.read() if src == "-" else Path(src).read_text("utf-8")
+                proposals = [await task.propose(args.path, content, args.summary)]
+            return [
+                {"change_id": p.change_id, "path": p.path, "hunks": list(p.hunks)}
+                for p in proposals
+            ]
+        if action == "wait":
+            return await task.wait_for_review(args.hunks or None, timeout=args.timeout)
+        if action == "apply":
+            return await task.apply()
+        if action == "finish":
+            await task.finish(args.summary, args.outcome)
+            return {"ok": True}
+        if action == "resume":
+            return await task.resume()
+        raise AssertionError(action)
+
+    await with_worker(args, body)
+
+
+# --- parser -------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-w", "--workspace", help="workspace root (default: nearest .baton/)")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = argparse.ArgumentParser(
+        prog="baton", description="Durable checkpoints and inline review for AI coding agents."
+    )
+    p.add_argument("--version", action="version", version=f"baton {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("status", parents=[common], help="tasks and their review counts")
+    s.set_defaults(run=cmd_status)
+    s = sub.add_parser("hunks", parents=[common], help="proposed hunks and their status")
+    s.add_argument("--task")
+    s.add_argument("--all", action="store_true", help="include superseded hunks")
+    s.set_defaults(run=cmd_hunks)
+    s = sub.add_parser("log", parents=[common], help="the operation log")
+    s.add_argument("--task")
+    s.add_argument("--after", type=int, default=0, metavar="LSN")
+    s.add_argument("--limit", type=int, default=0, help="only the last N entries")
+    s.set_defaults(run=cmd_log)
+    s = sub.add_parser("resume", parents=[common], help="the handoff brief of a task")
+    s.add_argument("task")
+    s.set_defaults(run=cmd_resume)
+    for name, text in (("accept", "accept hunks"), ("reject", "reject hunks")):
+        s = sub.add_parser(name, parents=[common], help=text)
+        s.add_argument("hunks", nargs="+", metavar="HUNK", help="hunk id or unique prefix")
+        s.add_argument("--reviewer", default="developer")
+        if name == "reject":
+            s.add_argument("-m", "--comment", default="", help="why; the agent reads it")
+        else:
+            s.add_argument(
+                "--edited",
+                metavar="FILE",
+                help="accept your own version of the new lines ('-': stdin)",
+            )
+        s.set_defaults(run=cmd_decide)
+    s = sub.add_parser("apply", parents=[common], help="apply accepted hunks to files")
+    s.add_argument("--task")
+    s.set_defaults(run=cmd_apply)
+    s = sub.add_parser("recover", parents=[common], help="settle effects a crash left half-done")
+    s.set_defaults(run=cmd_recover)
+    s = sub.add_parser("check", parents=[common], help="integrity of the database and log")
+    s.set_defaults(run=cmd_check)
+    s = sub.add_parser("demo", help="run the end-to-end crash-and-takeover demo")
+    s.add_argument("--keep", action="store_true", help="keep the demo workspace")
+    s.set_defaults(run=None)
+
+    agent = sub.add_parser("agent", help="the agent API as JSON commands (for any language)")
+    acts = agent.add_subparsers(dest="action", required=True, metavar="ACTION")
+    base = argparse.ArgumentParser(add_help=False, parents=[common])
+    base.add_argument("--worker", default=None, help="worker id (default: host:pid)")
+    base.add_argument("--ttl", type=float, default=DEFAULT_TTL, help="lease seconds")
+    held = argparse.ArgumentParser(add_help=False, parents=[base])
+    held.add_argument("--task", required=True)
+    held.add_argument("--epoch", type=int, required=True, help="from begin/claim")
+
+    a = acts.add_parser("begin", parents=[base], help="create a task and claim it")
+    a.add_argument("--title", required=True)
+    a.add_argument("--instruction", default="")
+    a.add_argument("--task-id", default=None)
+    a = acts.add_parser("claim", parents=[base], help="take over a task whose lease is free")
+    a.add_argument("task")
+    a.add_argument("--wait", type=float, default=0.0, help="seconds to wait for the lease")
+    acts.add_parser("heartbeat", parents=[held], help="extend the lease")
+    acts.add_parser("release", parents=[held], help="give the lease up")
+    a = acts.add_parser("read", parents=[held], help="read a file and record it")
+    a.add_argument("path")
+    a = acts.add_parser("list", parents=[held], help="list a folder and record it")
+    a.add_argument("path", nargs="?", default=".")
+    a = acts.add_parser("step", parents=[held], help="set a step's status")
+    a.add_argument("name")
+    a.add_argument("status", choices=[s.value for s in StepStatus])
+    a.add_argument("--note", default="")
+    for kind in ("feedback", "decision", "note"):
+        a = acts.add_parser(kind, parents=[held], help=f"record a {kind}")
+        a.add_argument("text")
+    a = acts.add_parser("propose", parents=[held], help="propose a file's new content or a diff")
+    a.add_argument("path", nargs="?")
+    src = a.add_mutually_exclusive_group()
+    src.add_argument("--content", metavar="FILE", help="new content ('-' or default: stdin)")
+    src.add_argument("--diff", metavar="FILE", help="a unified diff ('-': stdin)")
+    src.add_argument("--delete", action="store_true")
+    a.add_argument("--summary", default="")
+    a = acts.add_parser("wait", parents=[held], help="wait for review decisions")
+    a.add_argument("--hunks", nargs="*")
+    a.add_argument("--timeout", type=float, default=60.0)
+    acts.add_parser("apply", parents=[held], help="apply accepted hunks")
+    a = acts.add_parser("finish", parents=[held], help="finish the task")
+    a.add_argument("--summary", default="")
+    a.add_argument("--outcome", choices=["done", "abandoned"], default="done")
+    acts.add_parser("resume", parents=[held], help="the handoff brief as JSON")
+    agent.set_defaults(run=cmd_agent, json=True)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "agent":
+        args.json = True
+        if args.action == "propose" and not args.diff and not args.path:
+            parser.error("propose needs a PATH (or --diff)")
+        if getattr(args, "worker", None) is None:
+            args.worker = default_worker_id()
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return run_demo(keep=args.keep)
+    try:
+        asyncio.run(args.run(args))
+    except CommandFailed as e:
+        print(f"baton: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:
+        for kind, code in ERRORS:
+            if isinstance(e, kind):
+                message = str(e)
+                if args.json:
+                    error = {"type": type(e).__name__, "message": message, "exit": code}
+                    print(json.dumps({"error": error}))
+                print(f"baton: {message}", file=sys.stderr)
+                return code
+        raise
+    return EXIT_OK

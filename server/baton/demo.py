@@ -1,0 +1,332 @@
+"""`baton demo`: an agent dies mid-task and a second one finishes it, nothing lost or doubled.
+
+The demo plays three parts in real processes on a real SQLite file:
+
+* agent-1 (a subprocess) begins a task, reads files, proposes hunks in four files, and
+  waits for review;
+* the developer (this process) accepts some, rejects one with a comment, and accepts one
+  with their own edit;
+* agent-1 starts applying and is SIGKILLed right after writing a file, before it could
+  record that it did (a crash point, see faults.py);
+* agent-2 (another subprocess) claims the task once the lease expires, reads the handoff
+  brief, settles the half-done write, applies the rest exactly once, is told the rejected
+  hunk was already rejected when it proposes it again, follows the developer's comment
+  instead, and finishes.
+
+At the end every invariant is checked against the files and the log; the exit status is
+non-zero if any fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from .agent import Worker
+from .brief import render_markdown
+from .models import Decision, EffectDone, HunkStatus, StepStatus
+from .review import decide
+from .workspace import Workspace
+
+TASK = "calc-safety"
+TTL = 2.0
+
+CALC = '''"""Tiny calculator."""
+
+
+def add(a, b):
+    return a + b
+
+
+def divide(a, b):
+    return a / b
+
+
+def average(values):
+    return sum(values) / len(values)
+'''
+
+CALC_PROPOSED = '''"""Tiny calculator."""
+
+
+def add(a: float, b: float) -> float:
+    return a + b
+
+
+def divide(a: float, b: float) -> float:
+    if b == 0:
+        raise ZeroDivisionError("divide by zero")
+    return a / b
+
+
+def average(values: list[float]) -> float:
+    if not values:
+        return 0.0
+    return sum(values) / len(values)
+'''
+
+CALC_SECOND = CALC_PROPOSED.replace(
+    "        return 0.0\n", '        raise ValueError("average of nothing")\n'
+)
+
+GREET = 'def greet(name):\n    return "Hello " + name\n'
+GREET_PROPOSED = 'def greet(name: str) -> str:\n    return f"Hello {name}"\n'
+GREET_EDITED = ["def greet(name: str) -> str:\n", '    return f"Hello, {name}!"\n']
+
+NOTES = "Notes — café ☕\r\nstatus: draft\r\n東京 last line without newline"
+NOTES_PROPOSED = "Notes — café ☕\r\nstatus: reviewed ✅\r\n東京 last line without newline"
+
+CHANGELOG = "# Changelog\n\n- calc: type hints, safe divide and average\n"
+
+
+# --- the agents (run as `python -m baton.demo agent-1|agent-2 WORKSPACE`) -------------
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+async def agent_one(root: Path) -> None:
+    async with await Worker.open(root, worker_id="agent-1", ttl=TTL) as worker:
+        task = await worker.begin(
+            "Make the calculator safe",
+            "Add type hints to calc.py and greet.py, make divide and average safe for "
+            "edge cases, mark the notes reviewed, and start a changelog.",
+            task_id=TASK,
+        )
+        say(f"claimed task {task.id} (epoch {task.epoch}, lease {TTL:.0f}s, heartbeats)")
+        say(f"listed: {', '.join(await task.listdir('.'))}")
+        files = {p: await task.read(p) for p in ("calc.py", "greet.py", "notes.txt")}
+        say(f"read {len(files)} files; their content is stored once, by hash")
+        await task.step("plan", StepStatus.DONE, "type hints + edge cases")
+        await task.step("propose", StepStatus.IN_PROGRESS)
+        proposals = [
+            await task.propose("calc.py", CALC_PROPOSED, "type hints, safe divide/average"),
+            await task.propose("greet.py", GREET_PROPOSED, "type hints, f-string"),
+            await task.propose("notes.txt", NOTES_PROPOSED, "mark reviewed"),
+            await task.propose("CHANGELOG.md", CHANGELOG, "start a changelog"),
+        ]
+        for p in proposals:
+            for h in p.hunks:
+                say(f"proposed {h.id} {p.path}:{h.base_line + 1} {h.summary}")
+        await task.step("propose", StepStatus.DONE)
+        await task.step("review", StepStatus.AWAITING_REVIEW)
+        say("waiting for the developer (no busy loop: PRAGMA data_version)…")
+        decided = await task.wait_for_review(timeout=60)
+        for h in decided:
+            say(f"decision: {h.id} {h.status.value}" + (f" — “{h.comment}”" if h.comment else ""))
+        await task.step("review", StepStatus.DONE)
+        await task.step("apply", StepStatus.IN_PROGRESS)
+        say("applying accepted hunks one by one (write-ahead: intent → write → done)…")
+        for r in await task.apply():
+            say(f"{r.outcome}: {r.path} {', '.join(r.hunk_ids)}")  # not reached: killed
+
+
+async def agent_two(root: Path) -> None:
+    async with await Worker.open(root, worker_id="agent-2", ttl=TTL) as worker:
+        say("waiting for agent-1's lease to expire, then claiming…")
+        task = await worker.claim(TASK, wait=30)
+        say(f"claimed {task.id} at epoch {task.epoch}; dangling effects were settled first")
+        say("handoff brief:")
+        for line in render_markdown(await task.resume()).splitlines():
+            say(f"  │ {line}")
+        for r in await task.apply():
+            say(f"{r.outcome}: {r.path} {', '.join(r.hunk_ids)}")
+        await task.step("apply", StepStatus.DONE)
+        again = await task.propose("calc.py", CALC_PROPOSED, "retry the same proposal")
+        for h in again.already_decided:
+            if h.status == HunkStatus.REJECTED:
+                say(f"Baton: {h.id} was already rejected (“{h.comment}”) — not asked again")
+        await task.step("address feedback", StepStatus.IN_PROGRESS)
+        fixed = await task.propose("calc.py", CALC_SECOND, "raise on empty input, as asked")
+        new = [h for h in fixed.hunks if h.status == HunkStatus.PENDING]
+        for h in new:
+            say(f"proposed {h.id} calc.py:{h.base_line + 1} {h.summary}")
+        await task.wait_for_review([h.id for h in new], timeout=60)
+        for r in await task.apply():
+            say(f"{r.outcome}: {r.path} {', '.join(r.hunk_ids)}")
+        await task.step("address feedback", StepStatus.DONE)
+        await task.finish("calculator made safe; developer feedback addressed")
+        say("finished the task")
+
+
+# --- the developer and the checks -------------------------------------------------------
+
+
+class Demo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.failures: list[str] = []
+
+    def check(self, ok: bool, what: str) -> None:
+        print(f"  {'✔' if ok else '✘'} {what}", flush=True)
+        if not ok:
+            self.failures.append(what)
+
+    async def spawn(self, role: str, crash_at: str | None = None) -> asyncio.subprocess.Process:
+        env = dict(os.environ)
+        env.pop("BATON_CRASH_AT", None)
+        if crash_at:
+            env["BATON_CRASH_AT"] = crash_at
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "baton.demo",
+            role,
+            str(self.root),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=env,
+        )
+        asyncio.get_running_loop().create_task(self._relay(role, proc))
+        return proc
+
+    async def _relay(self, role: str, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        async for line in proc.stdout:
+            print(f"{role:>9} │ {line.decode().rstrip()}", flush=True)
+
+    async def wait_for_step(self, ws: Workspace, step: str, status: StepStatus) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                state = await ws.state(TASK)
+                if (s := state.steps.get(step)) is not None and s.status == status:
+                    return
+            except Exception:  # the task may not exist yet
+                pass
+            await asyncio.sleep(0.05)
+        raise TimeoutError(f"the agent never reached {step}={status}")
+
+    async def run(self) -> None:
+        for name, text in (
+            ("calc.py", CALC),
+            ("greet.py", GREET),
+            ("notes.txt", NOTES),
+        ):
+            (self.root / name).write_bytes(text.encode())
+        banner(f"1. A small project in {self.root}; agent-1 starts a task")
+        agent1 = await self.spawn("agent-1", crash_at="effect.after_write#2")
+        async with await Workspace.open(self.root) as ws:
+            await self.wait_for_step(ws, "review", StepStatus.AWAITING_REVIEW)
+            banner("2. The developer reviews (in an editor this is a code action)")
+            state = await ws.state(TASK)
+            hunks = sorted(state.hunks.values(), key=lambda h: (h.path, h.base_line))
+            average = next(h for h in hunks if h.path == "calc.py" and "values" in h.summary)
+            greet = next(h for h in hunks if h.path == "greet.py")
+            for h in hunks:
+                if h is average:
+                    comment = "Don't hide empty input: raise ValueError instead."
+                    await decide(ws, TASK, h.id, Decision.REJECTED, comment=comment)
+                    print(f"developer │ reject {h.id} {h.path}: “{comment}”")
+                elif h is greet:
+                    await decide(ws, TASK, h.id, Decision.ACCEPTED, edited=GREET_EDITED)
+                    print(f"developer │ accept {h.id} {h.path} with an edit: 'Hello, {{name}}!'")
+                else:
+                    await decide(ws, TASK, h.id, Decision.ACCEPTED)
+                    print(f"developer │ accept {h.id} {h.path}:{h.base_line + 1} {h.summary}")
+            banner("3. agent-1 applies… and is killed (SIGKILL) after a write, before its record")
+            code = await agent1.wait()
+            self.check(code == -signal.SIGKILL, f"agent-1 died by SIGKILL (exit {code})")
+            ws.forget(TASK)
+            state = await ws.state(TASK)
+            dangling = state.dangling_effects()
+            self.check(
+                len(dangling) == 1, f"one write is half-recorded: {[e.id for e in dangling]}"
+            )
+            banner("4. agent-2 takes over after the lease expires")
+            agent2 = await self.spawn("agent-2")
+            await self.wait_for_step(ws, "address feedback", StepStatus.IN_PROGRESS)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                state = await ws.state(TASK)
+                pending = state.hunks_with(HunkStatus.PENDING)
+                if pending:
+                    break
+                await asyncio.sleep(0.05)
+            for h in pending:
+                await decide(ws, TASK, h.id, Decision.ACCEPTED)
+                print(f"developer │ accept {h.id} {h.path}:{h.base_line + 1} {h.summary}")
+            code = await agent2.wait()
+            self.check(code == 0, f"agent-2 finished cleanly (exit {code})")
+            banner("5. Invariants")
+            await self.verify(ws)
+
+    async def verify(self, ws: Workspace) -> None:
+        ws.forget(TASK)
+        state = await ws.state(TASK)
+        expected_calc = CALC_SECOND
+        self.check((self.root / "calc.py").read_text() == expected_calc, "calc.py is exactly right")
+        self.check(
+            (self.root / "greet.py").read_text() == "".join(GREET_EDITED),
+            "greet.py has the developer's edited version",
+        )
+        self.check(
+            (self.root / "notes.txt").read_bytes() == NOTES_PROPOSED.encode(),
+            "notes.txt byte-identical: CRLF, emoji, no final newline kept",
+        )
+        self.check((self.root / "CHANGELOG.md").read_text() == CHANGELOG, "CHANGELOG.md created")
+        ops = await ws.store.ops_after(0, TASK)
+        done = Counter(
+            hid
+            for op in ops
+            if isinstance(op.payload, EffectDone)
+            for hid in state.effects[op.payload.effect_id].hunk_ids
+        )
+        accepted = [
+            h for h in state.hunks.values() if h.decided_lsn and h.status != HunkStatus.REJECTED
+        ]
+        self.check(
+            all(done[h.id] == 1 for h in accepted)
+            and all(h.status == HunkStatus.APPLIED for h in accepted),
+            f"each of {len(accepted)} accepted hunks applied exactly once",
+        )
+        rejected = state.hunks_with(HunkStatus.REJECTED)
+        self.check(
+            len(rejected) == 1 and rejected[0].effect_id is None,
+            "the rejected hunk was never applied nor asked again",
+        )
+        self.check(len({op.op_id for op in ops}) == len(ops), f"no op duplicated ({len(ops)} ops)")
+        self.check(state.status == "done", "task finished")
+        problems = await ws.store.integrity_check()
+        self.check(not problems, "store integrity check passes")
+        full = await ws.store.ops_after(0, TASK)
+        from .fold import rebuild
+
+        self.check(rebuild(TASK, full) == state, "checkpoint + replay equals full replay")
+
+
+def banner(text: str) -> None:
+    print(f"\n\033[1m── {text}\033[0m", flush=True)
+
+
+def run_demo(keep: bool = False) -> int:
+    root = Path(tempfile.mkdtemp(prefix="baton-demo-"))
+    demo = Demo(root)
+    try:
+        asyncio.run(demo.run())
+    except Exception as e:
+        demo.failures.append(f"demo aborted: {e!r}")
+        print(f"\n✘ {e!r}", file=sys.stderr)
+    finally:
+        if keep:
+            print(f"\nworkspace kept at {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    if demo.failures:
+        print(f"\n✘ {len(demo.failures)} invariant(s) failed", file=sys.stderr)
+        return 1
+    print("\n✔ Nothing accepted was lost, nothing was applied twice, nobody was asked twice.")
+    return 0
+
+
+if __name__ == "__main__":
+    role, where = sys.argv[1], Path(sys.argv[2])
+    asyncio.run({"agent-1": agent_one, "agent-2": agent_two}[role](where))

@@ -1,0 +1,278 @@
+"""Side effects with a write-ahead record: applying accepted hunks to files.
+
+Every write is recorded `effect.intent` (with the file's hash before and after) before it
+happens and `effect.done` / `effect.failed` after. The write itself is *set final state*
+through a temp file and an atomic rename, and is refused unless the file is still exactly
+in its pre-state. That one rule decides every recovery case:
+
+* file in the post-state → the write happened, record done;
+* file in the pre-state  → the write never reached the disk, redo it;
+* anything else          → someone edited the file since: never overwrite, a conflict.
+
+So accepted work is never lost, never applied twice, and a developer's own later edit is
+never clobbered. Effect ids derive from the hunk id and the number of earlier failed
+attempts, so the agent, `baton apply` and the language server record the same effect once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from . import paths
+from .faults import crash_point
+from .hunks import Lines, apply_at, join_lines, locate, split_lines
+from .models import (
+    ChangeKind,
+    DoneOutcome,
+    EffectDone,
+    EffectFailed,
+    EffectIntent,
+    EffectState,
+    HunkBody,
+    HunkState,
+    HunkStatus,
+    OpKind,
+    TaskState,
+)
+from .store import NewOp, OpConflict, digest
+from .workspace import Workspace
+
+Outcome = Literal["applied", "already", "recovered", "conflict"]
+
+
+@dataclass(frozen=True, slots=True)
+class EffectResult:
+    effect_id: str
+    path: str
+    hunk_ids: tuple[str, ...]
+    outcome: Outcome
+    detail: str = ""
+
+
+class Conflict(Exception):
+    """The file is in neither the pre- nor the post-state of an effect."""
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def content_hash(data: bytes | None) -> str | None:
+    return digest(data) if data is not None else None
+
+
+def write_final_state(
+    target: Path, pre_hash: str | None, post: bytes | None, post_hash: str | None
+) -> Literal["applied", "already"]:
+    """Make `target` hold `post` (None: absent) if it holds the pre-state; see module doc."""
+    current = content_hash(read_bytes(target))
+    if current == post_hash:
+        return "already"
+    if current != pre_hash:
+        raise Conflict(f"{target.name} changed since the change was planned; not overwritten")
+    crash_point("effect.before_write")
+    if post is None:
+        target.unlink()
+    else:
+        _atomic_write(target, post)
+    _fsync_dir(target.parent)
+    crash_point("effect.after_write")
+    return "applied"
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".baton")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+async def hunk_body(ws: Workspace, hunk: HunkState) -> HunkBody:
+    return HunkBody.model_validate_json(await ws.store.get_blob(hunk.body))
+
+
+async def new_lines_of(ws: Workspace, hunk: HunkState, body: HunkBody) -> Lines:
+    """What the hunk puts in the file: the developer's edited version if there is one."""
+    if hunk.edited is None:
+        return tuple(body.new)
+    return tuple(json.loads(await ws.store.get_blob(hunk.edited)))
+
+
+def expected_line(state: TaskState, hunk: HunkState) -> int:
+    """Where the hunk should be now: its base line shifted by applied hunks above it."""
+    shift = 0
+    for other in state.hunks.values():
+        if (
+            other.change_id == hunk.change_id
+            and other.status == HunkStatus.APPLIED
+            and other.base_line < hunk.base_line
+        ):
+            shift += other.new_count - other.old_count
+    return max(hunk.base_line + shift, 0)
+
+
+def effect_id_for(state: TaskState, hunk: HunkState) -> str:
+    failed = sum(
+        1 for e in state.effects.values() if hunk.id in e.hunk_ids and e.status == "failed"
+    )
+    return f"apply-{hunk.id}" + (f"-{failed}" if failed else "")
+
+
+async def apply_accepted(
+    ws: Workspace, task_id: str, hunk_ids: list[str] | None = None
+) -> list[EffectResult]:
+    """Settle dangling intents, then apply every accepted hunk not applied yet."""
+    results = await recover_effects(ws, task_id)
+    state = await ws.state(task_id)
+    todo = [
+        h
+        for h in state.hunks_with(HunkStatus.ACCEPTED)
+        if h.conflict is None and (hunk_ids is None or h.id in hunk_ids)
+    ]
+    for hunk in sorted(todo, key=lambda h: (h.path, h.base_line)):
+        results.append(await apply_hunk(ws, task_id, hunk.id))
+    return results
+
+
+async def apply_hunk(ws: Workspace, task_id: str, hunk_id: str) -> EffectResult:
+    state = await ws.state(task_id)
+    hunk = state.hunks[hunk_id]
+    if hunk.status == HunkStatus.APPLIED:
+        return EffectResult(hunk.effect_id or "", hunk.path, (hunk.id,), "already")
+    if hunk.status != HunkStatus.ACCEPTED:
+        raise ValueError(f"hunk {hunk_id} is {hunk.status}, not accepted")
+    if hunk.effect_id and state.effects[hunk.effect_id].status == "intent":
+        return await settle(ws, task_id, state.effects[hunk.effect_id])
+    effect_id = effect_id_for(state, hunk)
+    target = paths.resolve(ws.root, hunk.path)
+    before = read_bytes(target)
+    pre_hash = content_hash(before)
+    body = await hunk_body(ws, hunk)
+    new = await new_lines_of(ws, hunk, body)
+    lines = split_lines(before.decode("utf-8")) if before is not None else ()
+    expected = expected_line(state, hunk)
+    pos = locate(lines, tuple(body.old), tuple(body.before), tuple(body.after), expected)
+    if pos is None:
+        if locate(lines, new, tuple(body.before), tuple(body.after), expected) is not None:
+            await _intent(ws, task_id, effect_id, hunk, pre_hash, pre_hash, None)
+            return await _done(ws, task_id, effect_id, hunk, "already")
+        reason = f"the code under hunk {hunk.id} in {hunk.path} changed; re-propose it"
+        await _intent(ws, task_id, effect_id, hunk, pre_hash, None, None)
+        return await _failed(ws, task_id, effect_id, hunk, reason)
+    after_lines = apply_at(lines, pos, tuple(body.old), new)
+    change = state.changes.get(hunk.change_id)
+    deletes = change is not None and change.kind == ChangeKind.DELETE and not after_lines
+    post = None if deletes else join_lines(after_lines).encode("utf-8")
+    post_hash = content_hash(post)
+    try:
+        await _intent(ws, task_id, effect_id, hunk, pre_hash, post_hash, post)
+    except OpConflict:  # another applier planned this effect first: finish theirs
+        return await settle(ws, task_id, (await ws.state(task_id)).effects[effect_id])
+    try:
+        outcome = write_final_state(target, pre_hash, post, post_hash)
+    except Conflict as e:
+        return await _failed(ws, task_id, effect_id, hunk, str(e))
+    return await _done(ws, task_id, effect_id, hunk, outcome)
+
+
+async def recover_effects(ws: Workspace, task_id: str) -> list[EffectResult]:
+    """Settle every intent without done/failed: after a crash, before anything else."""
+    state = await ws.state(task_id)
+    return [await settle(ws, task_id, effect) for effect in state.dangling_effects()]
+
+
+async def settle(ws: Workspace, task_id: str, effect: EffectState) -> EffectResult:
+    state = await ws.state(task_id)
+    hunk = state.hunks[effect.hunk_ids[0]]
+    if effect.status != "intent":
+        outcome: Outcome = "already" if effect.status == "done" else "conflict"
+        return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), outcome, effect.outcome)
+    target = paths.resolve(ws.root, effect.path)
+    current = content_hash(read_bytes(target))
+    if current == effect.post_hash:
+        return await _done(ws, task_id, effect.id, hunk, "recovered")
+    if current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
+        post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
+        try:
+            write_final_state(target, effect.pre_hash, post, effect.post_hash)
+        except Conflict as e:  # changed between our look and the write: leave it
+            return await _failed(ws, task_id, effect.id, hunk, str(e))
+        return await _done(ws, task_id, effect.id, hunk, "recovered")
+    reason = f"{effect.path} changed since effect {effect.id} was planned; not overwritten"
+    return await _failed(ws, task_id, effect.id, hunk, reason)
+
+
+async def _intent(
+    ws: Workspace,
+    task_id: str,
+    effect_id: str,
+    hunk: HunkState,
+    pre_hash: str | None,
+    post_hash: str | None,
+    post: bytes | None,
+) -> None:
+    payload = EffectIntent(
+        effect_id=effect_id,
+        path=hunk.path,
+        hunk_ids=[hunk.id],
+        pre_hash=pre_hash,
+        post_hash=post_hash,
+        post_blob=post_hash if post is not None else None,
+    )
+    blobs = {post_hash: post} if post is not None and post_hash else {}
+    await ws.record(
+        NewOp(f"{task_id}:intent:{effect_id}", task_id, 0, OpKind.EFFECT_INTENT, payload, blobs)
+    )
+
+
+async def _done(
+    ws: Workspace, task_id: str, effect_id: str, hunk: HunkState, outcome: DoneOutcome
+) -> EffectResult:
+    payload = EffectDone(effect_id=effect_id, outcome=outcome)
+    await _settle_op(
+        ws, NewOp(f"{task_id}:settled:{effect_id}", task_id, 0, OpKind.EFFECT_DONE, payload)
+    )
+    return EffectResult(effect_id, hunk.path, (hunk.id,), outcome)
+
+
+async def _failed(
+    ws: Workspace, task_id: str, effect_id: str, hunk: HunkState, reason: str
+) -> EffectResult:
+    payload = EffectFailed(effect_id=effect_id, reason=reason, conflict=True)
+    await _settle_op(
+        ws, NewOp(f"{task_id}:settled:{effect_id}", task_id, 0, OpKind.EFFECT_FAILED, payload)
+    )
+    return EffectResult(effect_id, hunk.path, (hunk.id,), "conflict", reason)
+
+
+async def _settle_op(ws: Workspace, op: NewOp) -> None:
+    """Done and failed share one key: whoever settles an effect first is the record."""
+    with contextlib.suppress(OpConflict):
+        await ws.record(op)

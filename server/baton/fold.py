@@ -1,0 +1,181 @@
+"""The fold: task state as a pure function of the operation log.
+
+`fold(state, op)` never mutates its input. Copying the whole state per op would make a
+replay quadratic, so `replay` copies once and then applies ops in place on its private
+copy; `fold` is `replay` of one op. Callers that own a state (the agent's cache) use
+`apply_in_place` directly. Everything is deterministic and free of I/O so that
+`fold(checkpoint@n + log[n+1..]) == fold(log)` can be checked by property tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .models import Change as ChangeState
+from .models import (
+    ChangeProposed,
+    ContextListed,
+    ContextRead,
+    ContextText,
+    EffectDone,
+    EffectFailed,
+    EffectIntent,
+    EffectState,
+    FileRead,
+    HunkReviewed,
+    HunkState,
+    HunkStatus,
+    Listing,
+    Op,
+    OpKind,
+    Remark,
+    Step,
+    StepSet,
+    TaskClaimed,
+    TaskCreated,
+    TaskFinished,
+    TaskReleased,
+    TaskState,
+)
+
+_REMARK_KIND = {
+    OpKind.CONTEXT_FEEDBACK: "feedback",
+    OpKind.CONTEXT_DECISION: "decision",
+    OpKind.CONTEXT_NOTE: "note",
+}
+
+
+def fold(state: TaskState, op: Op) -> TaskState:
+    """The state after `op`; `state` is left untouched."""
+    return replay(state, (op,))
+
+
+def replay(state: TaskState, ops: Iterable[Op]) -> TaskState:
+    """Fold many ops onto a private copy of `state`."""
+    copy = state.model_copy(deep=True)
+    for op in ops:
+        apply_in_place(copy, op)
+    return copy
+
+
+def apply_in_place(state: TaskState, op: Op) -> None:
+    """Advance `state` by one op. Ops at or below `state.lsn` are already in: ignored."""
+    if op.task_id != state.task_id:
+        raise ValueError(f"op {op.op_id} belongs to task {op.task_id}, not {state.task_id}")
+    if op.lsn <= state.lsn:
+        return
+    p = op.payload
+    match p:
+        case TaskCreated():
+            state.title, state.instruction = p.title, p.instruction
+        case TaskClaimed():
+            state.epoch, state.worker = op.epoch, p.worker
+        case TaskReleased():
+            if state.epoch == op.epoch:
+                state.worker = None
+        case StepSet():
+            state.steps[p.name] = Step(name=p.name, status=p.status, note=p.note)
+        case ContextRead():
+            state.files_read[p.path] = FileRead(hash=p.hash, size=p.size, lsn=op.lsn)
+        case ContextListed():
+            state.listings[p.path] = Listing(hash=p.hash, count=p.count)
+        case ContextText():
+            kind = _REMARK_KIND[op.kind]
+            state.remarks.append(
+                Remark(kind=kind, text=p.text, hunk_id=p.hunk_id, author=p.author, lsn=op.lsn)
+            )
+        case ChangeProposed():
+            _propose(state, op, p)
+        case HunkReviewed():
+            _review(state, op, p)
+        case EffectIntent():
+            state.effects[p.effect_id] = EffectState(
+                id=p.effect_id,
+                path=p.path,
+                hunk_ids=list(p.hunk_ids),
+                pre_hash=p.pre_hash,
+                post_hash=p.post_hash,
+                post_blob=p.post_blob,
+                lsn=op.lsn,
+            )
+            for hid in p.hunk_ids:
+                if hid in state.hunks:
+                    state.hunks[hid].effect_id = p.effect_id
+        case EffectDone():
+            effect = state.effects.get(p.effect_id)
+            if effect is not None:
+                effect.status, effect.outcome = "done", p.outcome
+                for hid in effect.hunk_ids:
+                    hunk = state.hunks.get(hid)
+                    if hunk is not None:
+                        hunk.status, hunk.conflict = HunkStatus.APPLIED, None
+        case EffectFailed():
+            effect = state.effects.get(p.effect_id)
+            if effect is not None:
+                effect.status, effect.outcome = "failed", p.reason
+                for hid in effect.hunk_ids:
+                    hunk = state.hunks.get(hid)
+                    if hunk is not None:
+                        hunk.conflict = p.reason
+                        # A failed effect may be tried again later under a new id.
+                        hunk.effect_id = None
+        case TaskFinished():
+            state.status, state.summary = p.outcome, p.summary
+    state.lsn = op.lsn
+    state.ops += 1
+
+
+def _propose(state: TaskState, op: Op, p: ChangeProposed) -> None:
+    new_ids = {h.id for h in p.hunks}
+    # A newer proposal for the same file replaces the pending hunks it no longer contains.
+    for hunk in state.hunks.values():
+        if hunk.path == p.path and hunk.status == HunkStatus.PENDING and hunk.id not in new_ids:
+            hunk.status = HunkStatus.SUPERSEDED
+    for ref in p.hunks:
+        existing = state.hunks.get(ref.id)
+        if existing is not None and existing.status != HunkStatus.SUPERSEDED:
+            continue  # proposed before: its decision stands, nobody is asked twice
+        state.hunks[ref.id] = HunkState(
+            id=ref.id,
+            change_id=p.change_id,
+            path=p.path,
+            base_line=ref.base_line,
+            old_count=ref.old_count,
+            new_count=ref.new_count,
+            summary=ref.summary,
+            body=ref.body,
+            proposed_lsn=op.lsn,
+        )
+    state.changes[p.change_id] = ChangeState(
+        id=p.change_id,
+        path=p.path,
+        kind=p.kind,
+        base_hash=p.base_hash,
+        new_hash=p.new_hash,
+        hunk_ids=[h.id for h in p.hunks],
+        summary=p.summary,
+        lsn=op.lsn,
+    )
+
+
+def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
+    hunk = state.hunks.get(p.hunk_id)
+    if hunk is None or hunk.status not in (HunkStatus.PENDING, HunkStatus.SUPERSEDED):
+        return  # first decision wins; the store refuses conflicting ones up front
+    hunk.status = HunkStatus(p.decision.value)
+    hunk.comment, hunk.edited, hunk.reviewer = p.comment, p.edited, p.reviewer
+    hunk.decided_lsn = op.lsn
+    if p.comment:
+        state.remarks.append(
+            Remark(
+                kind="feedback", text=p.comment, hunk_id=p.hunk_id, author=p.reviewer, lsn=op.lsn
+            )
+        )
+
+
+def rebuild(task_id: str, ops: Iterable[Op]) -> TaskState:
+    """The state from the empty task: what every checkpoint must agree with."""
+    state = TaskState(task_id=task_id)
+    for op in ops:
+        apply_in_place(state, op)
+    return state

@@ -1,0 +1,366 @@
+"""Domain models: operation payloads, the folded task state and the handoff brief.
+
+Everything here is a pydantic model so that what is stored (payloads, checkpoints) is
+validated on the way in *and* on the way out: a corrupt row fails loudly at load time
+instead of producing a subtly wrong state. Large content never lives here, only the
+content hash of a row in the blob table, which keeps ops and checkpoints tiny.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TEXT = 64 * 1024
+"""Upper bound for free text in a payload (notes, comments, instructions)."""
+
+Text = Annotated[str, Field(max_length=MAX_TEXT)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Hash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class Model(BaseModel):
+    """Frozen-by-convention base: unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class OpKind(StrEnum):
+    TASK_CREATED = "task.created"
+    TASK_CLAIMED = "task.claimed"
+    TASK_RELEASED = "task.released"
+    STEP_SET = "step.set"
+    CONTEXT_READ = "context.read"
+    CONTEXT_LISTED = "context.listed"
+    CONTEXT_FEEDBACK = "context.feedback"
+    CONTEXT_DECISION = "context.decision"
+    CONTEXT_NOTE = "context.note"
+    CHANGE_PROPOSED = "change.proposed"
+    HUNK_REVIEWED = "hunk.reviewed"
+    EFFECT_INTENT = "effect.intent"
+    EFFECT_DONE = "effect.done"
+    EFFECT_FAILED = "effect.failed"
+    TASK_FINISHED = "task.finished"
+
+
+# Ops written by a reviewer (editor, CLI) or by whoever settles an effect are not fenced
+# by the worker's epoch: the developer never holds the task's lease.
+UNFENCED_KINDS = frozenset(
+    {OpKind.HUNK_REVIEWED, OpKind.EFFECT_INTENT, OpKind.EFFECT_DONE, OpKind.EFFECT_FAILED}
+)
+
+
+class StepStatus(StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    AWAITING_REVIEW = "awaiting_review"
+    DONE = "done"
+
+
+class HunkStatus(StrEnum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    APPLIED = "applied"
+    SUPERSEDED = "superseded"
+    """A newer proposal for the same file no longer contains this hunk."""
+
+
+class ChangeKind(StrEnum):
+    MODIFY = "modify"
+    CREATE = "create"
+    DELETE = "delete"
+
+
+class Decision(StrEnum):
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+# --- payloads, one per kind ------------------------------------------------------------
+
+
+class TaskCreated(Model):
+    title: Name
+    instruction: Text = ""
+
+
+class TaskClaimed(Model):
+    worker: Name
+    ttl: float = Field(gt=0)
+
+
+class TaskReleased(Model):
+    worker: Name
+
+
+class StepSet(Model):
+    name: Name
+    status: StepStatus
+    note: Text = ""
+
+
+class ContextRead(Model):
+    path: str
+    hash: Hash
+    size: int = Field(ge=0)
+
+
+class ContextListed(Model):
+    path: str
+    hash: Hash
+    """Blob with the listing, one entry a line."""
+    count: int = Field(ge=0)
+
+
+class ContextText(Model):
+    text: Text
+    hunk_id: str | None = None
+    author: str = "agent"
+
+
+class HunkRef(Model):
+    """A hunk as proposed: position, sizes, a one-line summary and its body's blob."""
+
+    id: str
+    base_line: int = Field(ge=0)
+    old_count: int = Field(ge=0)
+    new_count: int = Field(ge=0)
+    summary: str
+    body: Hash
+
+
+class ChangeProposed(Model):
+    change_id: str
+    path: str
+    kind: ChangeKind
+    base_hash: Hash | None
+    """Hash of the file the hunks were computed against; None when it did not exist."""
+    new_hash: Hash | None
+    """Blob of the complete proposed file; None for a deletion."""
+    hunks: list[HunkRef]
+    summary: Text = ""
+
+
+class HunkReviewed(Model):
+    hunk_id: str
+    decision: Decision
+    comment: Text = ""
+    edited: Hash | None = None
+    """Blob with the developer's own version of the new lines (edit-then-accept)."""
+    reviewer: str = "developer"
+
+
+class EffectIntent(Model):
+    effect_id: str
+    path: str
+    hunk_ids: list[str]
+    pre_hash: Hash | None
+    """The whole file before; None when it does not exist."""
+    post_hash: Hash | None
+    """The whole file after; None when the effect deletes it."""
+    post_blob: Hash | None
+    """Blob of the file after, so recovery can redo the write without recomputing."""
+
+
+DoneOutcome = Literal["applied", "already", "recovered"]
+
+
+class EffectDone(Model):
+    effect_id: str
+    outcome: DoneOutcome = "applied"
+
+
+class EffectFailed(Model):
+    effect_id: str
+    reason: Text
+    conflict: bool = False
+
+
+class TaskFinished(Model):
+    summary: Text = ""
+    outcome: Literal["done", "abandoned"] = "done"
+
+
+Payload = (
+    TaskCreated
+    | TaskClaimed
+    | TaskReleased
+    | StepSet
+    | ContextRead
+    | ContextListed
+    | ContextText
+    | ChangeProposed
+    | HunkReviewed
+    | EffectIntent
+    | EffectDone
+    | EffectFailed
+    | TaskFinished
+)
+
+PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
+    OpKind.TASK_CREATED: TaskCreated,
+    OpKind.TASK_CLAIMED: TaskClaimed,
+    OpKind.TASK_RELEASED: TaskReleased,
+    OpKind.STEP_SET: StepSet,
+    OpKind.CONTEXT_READ: ContextRead,
+    OpKind.CONTEXT_LISTED: ContextListed,
+    OpKind.CONTEXT_FEEDBACK: ContextText,
+    OpKind.CONTEXT_DECISION: ContextText,
+    OpKind.CONTEXT_NOTE: ContextText,
+    OpKind.CHANGE_PROPOSED: ChangeProposed,
+    OpKind.HUNK_REVIEWED: HunkReviewed,
+    OpKind.EFFECT_INTENT: EffectIntent,
+    OpKind.EFFECT_DONE: EffectDone,
+    OpKind.EFFECT_FAILED: EffectFailed,
+    OpKind.TASK_FINISHED: TaskFinished,
+}
+
+
+class Op(Model):
+    """One entry of the operation log."""
+
+    lsn: int
+    op_id: str
+    task_id: str
+    epoch: int
+    kind: OpKind
+    payload: Payload
+    at: float
+
+
+def parse_payload(kind: OpKind, raw: str | bytes) -> Payload:
+    """Validate a stored payload against the model of its kind (not a union guess)."""
+    model: Payload = PAYLOAD_TYPES[kind].model_validate_json(raw)  # type: ignore[assignment]
+    return model
+
+
+# --- folded state ----------------------------------------------------------------------
+
+
+class Step(Model):
+    name: str
+    status: StepStatus
+    note: str = ""
+
+
+class FileRead(Model):
+    hash: Hash
+    size: int
+    lsn: int
+
+
+class Listing(Model):
+    hash: Hash
+    count: int
+
+
+class Remark(Model):
+    """Feedback from the developer, a decision, or a note, in log order."""
+
+    kind: Literal["feedback", "decision", "note"]
+    text: str
+    hunk_id: str | None = None
+    author: str = "agent"
+    lsn: int
+
+
+class Change(Model):
+    id: str
+    path: str
+    kind: ChangeKind
+    base_hash: Hash | None
+    new_hash: Hash | None
+    hunk_ids: list[str]
+    summary: str = ""
+    lsn: int
+
+
+class HunkState(Model):
+    id: str
+    change_id: str
+    path: str
+    base_line: int
+    old_count: int
+    new_count: int
+    summary: str
+    body: Hash
+    status: HunkStatus = HunkStatus.PENDING
+    comment: str = ""
+    edited: Hash | None = None
+    reviewer: str | None = None
+    proposed_lsn: int
+    decided_lsn: int | None = None
+    effect_id: str | None = None
+    conflict: str | None = None
+    """Why applying it failed, when it did: shown to the developer, never overwritten."""
+
+
+class EffectState(Model):
+    id: str
+    path: str
+    hunk_ids: list[str]
+    pre_hash: Hash | None
+    post_hash: Hash | None
+    post_blob: Hash | None
+    status: Literal["intent", "done", "failed"] = "intent"
+    outcome: str = ""
+    lsn: int
+
+
+class TaskState(Model):
+    """A task as the fold leaves it: everything a new worker needs, small by design."""
+
+    task_id: str
+    lsn: int = 0
+    """The last log entry folded in."""
+    ops: int = 0
+    title: str = ""
+    instruction: str = ""
+    status: Literal["open", "done", "abandoned"] = "open"
+    summary: str = ""
+    epoch: int = 0
+    worker: str | None = None
+    steps: dict[str, Step] = Field(default_factory=dict)
+    files_read: dict[str, FileRead] = Field(default_factory=dict)
+    listings: dict[str, Listing] = Field(default_factory=dict)
+    remarks: list[Remark] = Field(default_factory=list)
+    changes: dict[str, Change] = Field(default_factory=dict)
+    hunks: dict[str, HunkState] = Field(default_factory=dict)
+    effects: dict[str, EffectState] = Field(default_factory=dict)
+
+    def hunks_with(self, *statuses: HunkStatus) -> list[HunkState]:
+        return [h for h in self.hunks.values() if h.status in statuses]
+
+    def dangling_effects(self) -> list[EffectState]:
+        return [e for e in self.effects.values() if e.status == "intent"]
+
+
+def derive_key(*parts: object) -> str:
+    """A deterministic idempotency key: the same inputs after a crash give the same key."""
+    text = "\x1f".join(str(p) for p in parts)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+class HunkBody(Model):
+    """Stored as a blob: the text of one hunk, lines with their terminators."""
+
+    old: list[str]
+    new: list[str]
+    before: list[str]
+    after: list[str]
+
+
+class TaskInfo(Model):
+    """A row of the tasks table: ownership, not history (heartbeats are not logged)."""
+
+    task_id: str
+    title: str
+    status: str
+    epoch: int
+    worker: str | None
+    lease_expires: float | None
+    created: float

@@ -1,0 +1,77 @@
+"""The developer's decisions on hunks, shared by the CLI and the language server.
+
+A decision is recorded once under a key derived from the hunk id: repeating the same
+decision is a no-op, a contradicting one is refused. So a decision the developer made is
+never asked for again, whichever editor window or command made it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind
+from .store import NewOp, OpConflict, StoreError, digest
+from .workspace import Workspace
+
+
+class ReviewRefused(StoreError):
+    """Unknown or ambiguous hunk, or a decision that contradicts an earlier one."""
+
+
+async def find_hunk(ws: Workspace, hunk_ref: str) -> tuple[str, HunkState]:
+    """Find a hunk by id or unique id prefix (at least 4 characters) across all tasks."""
+    if len(hunk_ref) < 4:
+        raise ReviewRefused(f"hunk id {hunk_ref!r} is too short; give at least 4 characters")
+    found: list[tuple[str, HunkState]] = []
+    for task_id in await ws.task_ids():
+        state = await ws.state(task_id)
+        if hunk_ref in state.hunks:
+            return task_id, state.hunks[hunk_ref]
+        found += [(task_id, h) for h in state.hunks.values() if h.id.startswith(hunk_ref)]
+    if not found:
+        raise ReviewRefused(f"no hunk {hunk_ref!r}")
+    if len(found) > 1:
+        raise ReviewRefused(f"hunk id {hunk_ref!r} is ambiguous: {len(found)} hunks match")
+    return found[0]
+
+
+async def decide(
+    ws: Workspace,
+    task_id: str,
+    hunk_id: str,
+    decision: Decision,
+    *,
+    comment: str = "",
+    edited: list[str] | None = None,
+    reviewer: str = "developer",
+) -> HunkState:
+    """Record a decision durably (synchronous=FULL commit) and return the hunk after it."""
+    state = await ws.state(task_id)
+    hunk = state.hunks.get(hunk_id)
+    if hunk is None:
+        raise ReviewRefused(f"task {task_id} has no hunk {hunk_id}")
+    if hunk.status not in (HunkStatus.PENDING, HunkStatus.SUPERSEDED):
+        decided = Decision.REJECTED if hunk.status == HunkStatus.REJECTED else Decision.ACCEPTED
+        if decided == decision:
+            return hunk
+        raise ReviewRefused(f"hunk {hunk_id} was already {hunk.status}; decisions are final")
+    if edited is not None and decision != Decision.ACCEPTED:
+        raise ReviewRefused("only an accept can carry an edited version")
+    blobs: dict[str, bytes] = {}
+    edited_hash = None
+    if edited is not None:
+        data = json.dumps(edited).encode()
+        edited_hash = digest(data)
+        blobs[edited_hash] = data
+    payload = HunkReviewed(
+        hunk_id=hunk_id, decision=decision, comment=comment, edited=edited_hash, reviewer=reviewer
+    )
+    op = NewOp(f"{task_id}:review:{hunk_id}", task_id, 0, OpKind.HUNK_REVIEWED, payload, blobs)
+    try:
+        await ws.record(op)
+    except OpConflict:
+        state = await ws.state(task_id)
+        raise ReviewRefused(
+            f"hunk {hunk_id} was decided meanwhile: {state.hunks[hunk_id].status}"
+        ) from None
+    return (await ws.state(task_id)).hunks[hunk_id]

@@ -1,0 +1,34 @@
+"""Durable storage behind a small interface; SQLite is the one backend today."""
+
+from .base import (
+    BlobMissing,
+    LeaseHeld,
+    NewOp,
+    OpConflict,
+    StaleEpoch,
+    Store,
+    StoredCheckpoint,
+    StoreError,
+    StoreUnavailable,
+    TaskClosed,
+    TaskExists,
+    TaskNotFound,
+)
+from .sqlite import SqliteStore, digest
+
+__all__ = [
+    "BlobMissing",
+    "LeaseHeld",
+    "NewOp",
+    "OpConflict",
+    "SqliteStore",
+    "StaleEpoch",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "StoredCheckpoint",
+    "TaskClosed",
+    "TaskExists",
+    "TaskNotFound",
+    "digest",
+]

@@ -1,0 +1,152 @@
+"""A workspace: its root folder, its store, and the folded state of its tasks.
+
+This is where the log meets the fold. Appends go straight to the store (the hot path does
+no folding); state is brought up to date lazily from the log, and a checkpoint is written
+every `checkpoint_every` ops of a task and whenever a step is done, so that recovery is
+the newest valid checkpoint plus a short replay. Checkpoints are only a cache: a corrupt
+or missing one falls back to an older one or to a full replay, with the same result.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .faults import crash_point
+from .fold import apply_in_place
+from .models import Op, StepSet, StepStatus, TaskState
+from .store import NewOp, SqliteStore, StoredCheckpoint, TaskNotFound, digest
+
+log = logging.getLogger(__name__)
+
+DB_ENV = "BATON_DB"
+DEFAULT_CHECKPOINT_EVERY = 256
+"""Ops of one task between checkpoints; chosen from bench/recovery (docs/performance.md)."""
+
+
+def database_path(root: Path) -> Path:
+    """`<root>/.baton/baton.db`, unless BATON_DB points elsewhere."""
+    override = os.environ.get(DB_ENV)
+    return Path(override) if override else root / ".baton" / "baton.db"
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` that has a `.baton/`, else `start` itself."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".baton").is_dir():
+            return folder
+    return start
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """How a task's state was rebuilt: for `baton check` and the brief."""
+
+    checkpoint_lsn: int | None
+    replayed: int
+    skipped_checkpoints: int
+
+
+class Workspace:
+    def __init__(self, root: Path, store: SqliteStore, checkpoint_every: int) -> None:
+        self.root = root
+        self.store = store
+        self.checkpoint_every = checkpoint_every
+        self._states: dict[str, TaskState] = {}
+        self._unsaved: defaultdict[str, int] = defaultdict(int)
+
+    @classmethod
+    async def open(
+        cls,
+        root: Path,
+        *,
+        create: bool = True,
+        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+    ) -> Workspace:
+        root = root.resolve()
+        store = await SqliteStore.open(database_path(root), create=create)
+        return cls(root, store, checkpoint_every)
+
+    async def close(self) -> None:
+        await self.store.close()
+
+    async def __aenter__(self) -> Workspace:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def record(self, op: NewOp) -> Op:
+        """Append one op (idempotent, fenced) and checkpoint when it is time."""
+        crash_point("append.before")
+        stored = await self.store.append(op)
+        crash_point("append.after")
+        self._unsaved[op.task_id] += 1
+        step_done = isinstance(op.payload, StepSet) and op.payload.status == StepStatus.DONE
+        if self._unsaved[op.task_id] >= self.checkpoint_every or step_done:
+            await self.checkpoint(op.task_id)
+        return stored
+
+    async def state(self, task_id: str) -> TaskState:
+        """The task's current state: cached, brought up to date from the log."""
+        state = self._states.get(task_id)
+        if state is None:
+            state, _ = await self.recover(task_id)
+            self._states[task_id] = state
+        else:
+            for op in await self.store.ops_after(state.lsn, task_id):
+                apply_in_place(state, op)
+        return state
+
+    async def recover(self, task_id: str) -> tuple[TaskState, Recovery]:
+        """Rebuild from the newest valid checkpoint plus the log after it (no cache)."""
+        state: TaskState | None = None
+        skipped = 0
+        for cp in await self.store.checkpoints(task_id):
+            state = _load_checkpoint(cp)
+            if state is not None:
+                break
+            skipped += 1
+            log.warning(
+                "checkpoint of %s at lsn %d is corrupt; trying an older one", task_id, cp.lsn
+            )
+        base_lsn = state.lsn if state is not None else None
+        if state is None:
+            state = TaskState(task_id=task_id)
+        tail = await self.store.ops_after(state.lsn, task_id)
+        if base_lsn is None and not tail:
+            raise TaskNotFound(f"no task {task_id!r}")
+        for op in tail:
+            apply_in_place(state, op)
+        return state, Recovery(base_lsn, len(tail), skipped)
+
+    async def checkpoint(self, task_id: str) -> None:
+        state = await self.state(task_id)
+        data = state.model_dump_json().encode()
+        await self.store.write_checkpoint(StoredCheckpoint(task_id, state.lsn, data, digest(data)))
+        self._unsaved[task_id] = 0
+
+    async def task_ids(self) -> list[str]:
+        return [t.task_id for t in await self.store.tasks()]
+
+    def forget(self, task_id: str) -> None:
+        """Drop the cache (tests and tools that want a cold recovery)."""
+        self._states.pop(task_id, None)
+
+
+def _load_checkpoint(cp: StoredCheckpoint) -> TaskState | None:
+    if digest(cp.data) != cp.checksum:
+        return None
+    try:
+        state = TaskState.model_validate_json(cp.data)
+    except ValidationError:
+        return None
+    if state.lsn != cp.lsn or state.task_id != cp.task_id:
+        return None
+    return state
