@@ -109,6 +109,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                     hunk = state.hunks.get(hid)
                     if hunk is not None:
                         hunk.status, hunk.conflict = HunkStatus.APPLIED, None
+                        hunk.effect_id = effect.id
         case EffectFailed():
             effect = state.effects.get(p.effect_id)
             if effect is not None:

@@ -162,28 +162,30 @@ class SqliteStore:
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, path: Path, *, create: bool = True) -> SqliteStore:
+    async def open(
+        cls, path: Path, *, create: bool = True, busy_timeout: float = BUSY_TIMEOUT_S
+    ) -> SqliteStore:
         if create:
             prepare_directory(path)
         elif not path.exists():
             raise StoreUnavailable(f"no Baton database at {path}")
         try:
             conn = await aiosqlite.connect(
-                path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as e:
             raise StoreUnavailable(f"cannot open {path}: {e}") from e
         store = cls(conn, path)
         try:
-            await store._setup()
+            await store._setup(busy_timeout)
         except BaseException:
             await conn.close()
             raise
         return store
 
-    async def _setup(self) -> None:
+    async def _setup(self, busy_timeout: float) -> None:
         try:
-            await self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            await self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             mode = await self._conn.execute_fetchall("PRAGMA journal_mode = WAL")
             if next(iter(mode))[0] != "wal":
                 raise StoreUnavailable(f"{self.path}: cannot switch to WAL mode")
@@ -325,7 +327,7 @@ class SqliteStore:
             )
         if not rows:
             raise BlobMissing(f"content {digest_[:12]} is missing from the store")
-        data = bytes(rows[0][0])
+        data = _as_bytes(rows[0][0])
         if digest(data) != digest_:
             raise StoreUnavailable(f"content {digest_[:12]} is corrupt (hash mismatch)")
         return data
@@ -488,7 +490,7 @@ class SqliteStore:
                 "WHERE task_id = ? ORDER BY lsn DESC",
                 (task_id,),
             )
-        return [StoredCheckpoint(r[0], r[1], bytes(r[2]), r[3]) for r in rows]
+        return [StoredCheckpoint(r[0], r[1], _as_bytes(r[2]), str(r[3])) for r in rows]
 
     async def write_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
         async with self._locked() as conn:
@@ -528,6 +530,13 @@ class SqliteStore:
             )
             problems += [f"task {r[0]}: epoch {r[1]} but last claim at {r[2]}" for r in rows]
         return problems
+
+
+def _as_bytes(value: object) -> bytes:
+    """A BLOB column as bytes even if a damaged row holds TEXT: the checksum decides."""
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8", "surrogateescape")
 
 
 def _statements(script: str) -> list[str]:

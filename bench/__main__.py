@@ -1,0 +1,183 @@
+"""`python -m bench [--quick] [--json FILE] [sizes…]`: every benchmark, one process, one disk.
+
+Phases run in this order, each after a garbage collection:
+
+1. append   Baton vs raw sqlite3, one growing run (also copies Baton's database at the
+            recovery sizes, so phase 3 starts from logs written by the real API);
+2. peer     Baton vs LangGraph's AsyncSqliteSaver on a task growing 1 KB a step;
+3. recovery cold recovery time and write cost for each checkpoint interval.
+
+Results go to stdout as tables (and to --json). The exit code is 0 whatever the
+PASS/MISS verdicts say: targets inform, they do not gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from baton.workspace import DB_ENV
+
+from . import append, peer, recovery
+from .stats import settle
+
+PHASES = ("append", "peer", "recovery")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """Sizes of every phase; the defaults fit in ~4 minutes on a 2-core VM."""
+
+    append_sizes: tuple[int, ...]
+    block: int
+    warmup: int
+    peer_steps: int
+    recovery_sizes: tuple[int, ...]
+    intervals: tuple[int | None, ...]
+    repeats: int
+    window: int
+
+
+DEFAULT = Plan(
+    append_sizes=(1_000, 10_000, 100_000),
+    block=1_000,
+    warmup=300,
+    peer_steps=2_000,
+    recovery_sizes=(1_000, 2_000, 10_000, 100_000),
+    intervals=(16, 64, 256, 512, 1024, None),
+    repeats=5,
+    window=1_024,
+)
+QUICK = Plan(
+    append_sizes=(1_000, 10_000),
+    block=1_000,
+    warmup=200,
+    peer_steps=500,
+    recovery_sizes=(1_000, 2_000, 10_000),
+    intervals=(16, 64, 256, 512, 1024, None),
+    repeats=3,
+    window=1_024,
+)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(x.replace("_", "").replace("k", "000")) for x in text.split(",") if x)
+
+
+def _intervals(text: str) -> tuple[int | None, ...]:
+    return tuple(None if x in ("none", "0") else int(x) for x in text.split(",") if x)
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="smaller sizes: well under a minute")
+    p.add_argument("--only", action="append", choices=PHASES, help="run only these phases")
+    p.add_argument("--append-sizes", type=_ints, help="e.g. 1k,10k,100k (windows of one run)")
+    p.add_argument("--peer-steps", type=int, help="steps of the growing task (default 2000)")
+    p.add_argument("--recovery-sizes", type=_ints, help="e.g. 1k,2k,10k,100k")
+    p.add_argument("--intervals", type=_intervals, help="e.g. 16,64,256,1024,none")
+    p.add_argument("--repeats", type=int, help="cold loads / recoveries per point (median)")
+    p.add_argument("--window", type=int, help="ops in each write-cost window")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
+    p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (for inspection)")
+    args = p.parse_args(argv)
+    base = QUICK if args.quick else DEFAULT
+    plan = Plan(
+        append_sizes=args.append_sizes or base.append_sizes,
+        block=base.block,
+        warmup=base.warmup,
+        peer_steps=args.peer_steps or base.peer_steps,
+        recovery_sizes=args.recovery_sizes or base.recovery_sizes,
+        intervals=args.intervals or base.intervals,
+        repeats=args.repeats or base.repeats,
+        window=args.window or base.window,
+    )
+    return args, plan
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
+
+
+async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
+    phases = set(args.only or PHASES)
+    results: dict[str, Any] = {"machine": machine(), "plan": dataclasses.asdict(plan)}
+    m = results["machine"]
+    print(
+        f"Baton bench: Python {m['python']}, SQLite {m['sqlite']}, {m['cpus']} CPUs, "
+        f"{m['platform']}\n",
+        flush=True,
+    )
+    tmp = Path(tempfile.mkdtemp(prefix="baton-bench-", dir=args.dir))
+    print(f"working in {tmp}\n", flush=True)
+    started = time.monotonic()
+    try:
+        fixtures_dir = tmp / "fixtures"
+        fixtures_dir.mkdir()
+        fixtures: dict[int, Path] = {}
+        if "append" in phases or "recovery" in phases:
+            sizes = plan.append_sizes if "append" in phases else ()
+            # Recovery needs logs of its sizes; the append run writes them for free.
+            total = max((*sizes, *(plan.recovery_sizes if "recovery" in phases else ())))
+            run_sizes = tuple(sorted({*sizes, total}))
+            res = await append.run(
+                tmp,
+                run_sizes,
+                block=plan.block,
+                warmup=plan.warmup,
+                snapshot_at=plan.recovery_sizes if "recovery" in phases else (),
+                snapshot_dir=fixtures_dir,
+            )
+            fixtures = {n: fixtures_dir / f"{n}.db" for n in plan.recovery_sizes}
+            if "append" in phases:
+                results["append"] = res.as_dict()
+            settle()
+        if "peer" in phases:
+            res_peer = await peer.run(tmp, plan.peer_steps, repeats=plan.repeats)
+            results["peer"] = res_peer.as_dict()
+            settle()
+        if "recovery" in phases:
+            res_rec = await recovery.run(
+                tmp, fixtures, plan.intervals, repeats=plan.repeats, window=plan.window
+            )
+            results["recovery"] = res_rec.as_dict()
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    results["seconds"] = time.monotonic() - started
+    print(f"done in {results['seconds']:.0f} s", flush=True)
+    return results
+
+
+def cli(argv: list[str] | None = None) -> int:
+    args, plan = parse(sys.argv[1:] if argv is None else argv)
+    # BATON_DB would point every workspace of the bench at one file.
+    os.environ.pop(DB_ENV, None)
+    results = asyncio.run(main(args, plan))
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+        print(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli())

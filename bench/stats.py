@@ -1,0 +1,62 @@
+"""Latency summaries: percentiles over nanosecond samples, reported in microseconds.
+
+Nearest-rank percentiles on the sorted samples: no interpolation, so p99 of 1,000 samples
+is an actual observed latency (the 990th), which is what a user would have waited.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+
+def percentile(sorted_ns: Sequence[int], q: float) -> float:
+    """The q-th percentile (0..100) of already sorted samples, in microseconds."""
+    if not sorted_ns:
+        return math.nan
+    rank = max(1, math.ceil(q / 100 * len(sorted_ns)))
+    return sorted_ns[min(rank, len(sorted_ns)) - 1] / 1_000
+
+
+def median(values: Sequence[float]) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Throughput from wall time (so per-op overhead outside the timed call counts) and
+    latency percentiles from per-op samples."""
+
+    n: int
+    ops_per_s: float
+    p50_us: float
+    p99_us: float
+    p999_us: float
+    max_us: float
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def summarize(samples_ns: Sequence[int], wall_ns: int) -> Summary:
+    ordered = sorted(samples_ns)
+    return Summary(
+        n=len(ordered),
+        ops_per_s=len(ordered) / (wall_ns / 1e9) if wall_ns else math.nan,
+        p50_us=percentile(ordered, 50),
+        p99_us=percentile(ordered, 99),
+        p999_us=percentile(ordered, 99.9),
+        max_us=ordered[-1] / 1_000 if ordered else math.nan,
+    )
+
+
+def settle() -> None:
+    """Collect garbage between phases so one phase's garbage is not paid by the next."""
+    gc.collect()
+    gc.collect()

@@ -1,0 +1,97 @@
+"""Every path an agent gives must stay inside the workspace."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from baton.paths import PathRefused, normalize, resolve
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("a.py", "a.py"),
+        ("./src/a.py", "src/a.py"),
+        ("src//a.py", "src/a.py"),
+        ("src/./a.py", "src/a.py"),
+        ("東京/café ☕.py", "東京/café ☕.py"),
+        (".gitignore", ".gitignore"),
+        (".github/workflows/ci.yml", ".github/workflows/ci.yml"),
+    ],
+)
+def test_normalize_accepts(given: str, expected: str) -> None:
+    assert normalize(given) == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "reason"),
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("/etc/passwd", "relative"),
+        ("~/x", "relative"),
+        ("../x", "'..'"),
+        ("a/../../x", "'..'"),
+        ("a/..", "'..'"),
+        (".", "root"),
+        (".git/config", ".git"),
+        ("sub/.git/HEAD", ".git"),
+        (".baton/baton.db", ".baton"),
+        ("a\x00b", "NUL"),
+        ("a\nb", "control"),
+        ("a\\b", "backslash"),
+        ("x" * 300, "255"),
+        ("a/" * 2100 + "b", "4096"),
+        ("bad\udcff", "UTF-8"),
+    ],
+)
+def test_normalize_refuses(given: str, reason: str) -> None:
+    with pytest.raises(PathRefused, match=reason):
+        normalize(given)
+
+
+def test_resolve_refuses_symlinks_out(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret").write_text("s")
+    (root / "link").symlink_to(outside)
+    (root / "filelink").symlink_to(outside / "secret")
+    (root / "inner").symlink_to(root / "real", target_is_directory=True)
+    (root / "real").mkdir()
+    with pytest.raises(PathRefused, match="outside"):
+        resolve(root, "link/secret")
+    with pytest.raises(PathRefused, match="outside"):
+        resolve(root, "filelink")
+    with pytest.raises(PathRefused, match="outside"):
+        resolve(root, "link/new-file")
+    assert resolve(root, "inner/x.py") == (root / "real" / "x.py").resolve()
+
+
+def test_resolve_refuses_symlink_into_git(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "g").symlink_to(tmp_path / ".git")
+    with pytest.raises(PathRefused, match="never touches"):
+        resolve(tmp_path, "g/config")
+
+
+def test_resolve_refuses_devices_and_folders(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "null").symlink_to("/dev/null")
+    with pytest.raises(PathRefused, match="regular file"):
+        resolve(tmp_path, "dir")
+    with pytest.raises(PathRefused, match="regular file"):
+        resolve(tmp_path, "fifo")
+    with pytest.raises(PathRefused, match="outside"):
+        resolve(tmp_path, "null")
+
+
+def test_resolve_must_be_file(tmp_path: Path) -> None:
+    with pytest.raises(PathRefused, match="no such file"):
+        resolve(tmp_path, "missing.py", must_be_file=True)
+    assert resolve(tmp_path, "missing.py") == tmp_path.resolve() / "missing.py"
