@@ -1,0 +1,181 @@
+"""The worker's API end to end on a real store."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from baton.agent import Worker, handoff
+from baton.brief import render_markdown
+from baton.models import Decision, HunkStatus, StepStatus
+from baton.paths import PathRefused
+from baton.review import decide
+from baton.store import StaleEpoch
+from baton.workspace import Workspace
+
+
+async def test_a_reproposed_hunk_keeps_its_decision(worker: Worker, project: Path) -> None:
+    task = await worker.begin("t")
+    text = (project / "calc.py").read_text()
+    first = await task.propose("calc.py", text.replace("a - b", "b - a"))
+    (hid,) = first.hunk_ids
+    await decide(worker.ws, task.id, hid, Decision.REJECTED, comment="order matters")
+    again = await task.propose("calc.py", text.replace("a - b", "b - a"))
+    assert [h.status for h in again.already_decided] == [HunkStatus.REJECTED]
+    assert again.already_decided[0].comment == "order matters"
+    state = await task.state()
+    assert len(state.hunks_with(HunkStatus.PENDING)) == 0
+
+
+async def test_wait_for_review_wakes_on_another_process_decision(
+    worker: Worker, project: Path
+) -> None:
+    task = await worker.begin("t")
+    text = (project / "calc.py").read_text()
+    proposal = await task.propose("calc.py", text.replace("a + b", "b + a"))
+
+    async def developer() -> None:
+        await asyncio.sleep(0.2)
+        async with await Workspace.open(project) as other:  # a separate connection
+            await decide(other, task.id, proposal.hunk_ids[0], Decision.ACCEPTED)
+
+    started = time.monotonic()
+    hunks, _ = await asyncio.gather(task.wait_for_review(timeout=10), developer())
+    assert [h.status for h in hunks] == [HunkStatus.ACCEPTED]
+    assert time.monotonic() - started < 5
+
+
+async def test_wait_for_review_returns_at_the_timeout(worker: Worker, project: Path) -> None:
+    task = await worker.begin("t")
+    text = (project / "calc.py").read_text()
+    await task.propose("calc.py", text.replace("a + b", "b + a"))
+    hunks = await task.wait_for_review(timeout=0.2)
+    assert [h.status for h in hunks] == [HunkStatus.PENDING]
+
+
+async def test_heartbeats_keep_the_lease_and_a_takeover_fences(project: Path) -> None:
+    async with await Worker.open(project, worker_id="a", ttl=0.3) as first:
+        task = await first.begin("t", task_id="t1")
+        await asyncio.sleep(0.7)  # > ttl: only heartbeats keep it alive
+        async with await Worker.open(project, worker_id="b", ttl=0.3) as second:
+            with pytest.raises(Exception, match="held by a"):
+                await second.claim("t1")
+            task.stop_heartbeat()  # the first worker freezes
+            taken = await second.claim("t1", wait=2)
+            assert taken.epoch == task.epoch + 1
+            with pytest.raises(StaleEpoch):
+                await task.step("zombie", StepStatus.DONE)
+            with pytest.raises(StaleEpoch):
+                await task.propose("calc.py", "x = 1\n")
+            await taken.step("real", StepStatus.DONE)
+            state = await taken.state()
+            assert "zombie" not in state.steps and state.worker == "b"
+
+
+async def test_lost_lease_is_noticed_by_the_heartbeat(project: Path) -> None:
+    async with await Worker.open(project, worker_id="a", ttl=0.3) as first:
+        task = await first.begin("t", task_id="t1")
+        async with await Workspace.open(project) as other:
+            await other.store.release("t1", "a", task.epoch)
+            await other.store.claim("t1", "b", 30)
+        deadline = time.monotonic() + 3
+        while not task.lost and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert task.lost
+        with pytest.raises(StaleEpoch):
+            await task.apply()
+
+
+async def test_unified_diff_across_files(worker: Worker, project: Path) -> None:
+    diff = """diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,2 @@
+-def add(a, b):
++def add(a: int, b: int) -> int:
+     return a + b
+diff --git a/new.md b/new.md
+new file mode 100644
+--- /dev/null
++++ b/new.md
+@@ -0,0 +1 @@
++hello
+"""
+    task = await worker.begin("t")
+    proposals = await task.propose_diff(diff)
+    assert [p.path for p in proposals] == ["calc.py", "new.md"]
+    for p in proposals:
+        for hid in p.hunk_ids:
+            await decide(worker.ws, task.id, hid, Decision.ACCEPTED)
+    await task.apply()
+    assert (project / "calc.py").read_text().startswith("def add(a: int, b: int) -> int:\n")
+    assert (project / "new.md").read_text() == "hello\n"
+
+
+@pytest.mark.parametrize(
+    "path", ["../outside.py", "/etc/passwd", ".git/config", ".baton/baton.db", "a\x00b"]
+)
+async def test_agent_paths_are_checked(worker: Worker, path: str) -> None:
+    task = await worker.begin("t")
+    with pytest.raises(PathRefused):
+        await task.propose(path, "x\n")
+    with pytest.raises(PathRefused):
+        await task.read(path)
+
+
+async def test_recording_is_idempotent_across_a_replay(worker: Worker, project: Path) -> None:
+    task = await worker.begin("t")
+    for _ in range(2):  # a worker replaying its last steps after a crash
+        await task.read("calc.py")
+        await task.listdir(".")
+        await task.step("plan", StepStatus.DONE)
+        await task.remark("note", "remember the CRLF file")
+        await task.propose("calc.py", "print(1)\n")
+    state = await task.state()
+    kinds = [o.kind.value for o in await worker.ws.store.ops_after(0, task.id)]
+    assert kinds == [
+        "task.created",
+        "task.claimed",
+        "context.read",
+        "context.listed",
+        "step.set",
+        "context.note",
+        "change.proposed",
+    ]
+    assert len(state.remarks) == 1
+
+
+async def test_brief_tells_the_next_worker_what_it_needs(worker: Worker, project: Path) -> None:
+    task = await worker.begin("Refactor", "Make calc typed")
+    await task.read("calc.py")
+    await task.read("notes.txt")
+    await task.step("plan", StepStatus.DONE)
+    await task.step("code", StepStatus.IN_PROGRESS)
+    await task.remark("decision", "keep the public API")
+    text = (project / "calc.py").read_text()
+    p = await task.propose("calc.py", text.replace("a + b", "b + a").replace("a - b", "-(b - a)"))
+    ok, no = p.hunk_ids
+    await decide(worker.ws, task.id, ok, Decision.ACCEPTED)
+    await decide(worker.ws, task.id, no, Decision.REJECTED, comment="too clever")
+    (project / "notes.txt").write_text("someone else changed this\n")
+    brief = await handoff(worker.ws, task.id)
+    files = {f.path: f.state for f in brief.files_read}
+    assert files == {"calc.py": "unchanged", "notes.txt": "changed"}
+    assert [h.id for h in brief.accepted] == [ok] and [h.id for h in brief.rejected] == [no]
+    text_md = render_markdown(brief)
+    for needle in (
+        "too clever",
+        "keep the public API",
+        "notes.txt (changed since read)",
+        "Apply 1 accepted",
+        "Continue with: code",
+        ok,
+        no,
+    ):
+        assert needle in text_md
+    await task.apply()
+    brief = await handoff(worker.ws, task.id)
+    assert {f.path: f.state for f in brief.files_read}["calc.py"] == "updated"
