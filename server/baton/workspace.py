@@ -108,14 +108,16 @@ class Workspace:
         """Rebuild from the newest valid checkpoint plus the log after it (no cache)."""
         state: TaskState | None = None
         skipped = 0
-        for cp in await self.store.checkpoints(task_id):
+        cp = await self.store.checkpoint_before(task_id)
+        while cp is not None:
             state = _load_checkpoint(cp)
             if state is not None:
                 break
             skipped += 1
             log.warning(
-                "checkpoint of %s at lsn %d is corrupt; trying an older one", task_id, cp.lsn
+                "checkpoint of %s at lsn %d is damaged; trying an older one", task_id, cp.lsn
             )
+            cp = await self.store.checkpoint_before(task_id, cp.lsn)
         base_lsn = state.lsn if state is not None else None
         if state is None:
             state = TaskState(task_id=task_id)

@@ -15,6 +15,7 @@ from baton.paths import PathRefused
 from baton.review import decide
 from baton.store import StaleEpoch
 from baton.workspace import Workspace
+from tests.conftest import until
 
 
 async def test_a_reproposed_hunk_keeps_its_decision(worker: Worker, project: Path) -> None:
@@ -81,10 +82,7 @@ async def test_lost_lease_is_noticed_by_the_heartbeat(project: Path) -> None:
         async with await Workspace.open(project) as other:
             await other.store.release("t1", "a", task.epoch)
             await other.store.claim("t1", "b", 30)
-        deadline = time.monotonic() + 3
-        while not task.lost and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        assert task.lost
+        await until(lambda: task.lost)
         with pytest.raises(StaleEpoch):
             await task.apply()
 

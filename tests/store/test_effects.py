@@ -85,7 +85,7 @@ async def test_bytes_are_exact_for_crlf_emoji_and_no_final_newline(
 ) -> None:
     task = await worker.begin("t")
     old = (project / "notes.txt").read_bytes()
-    new = old.replace("line two".encode(), "línea dos 🎉".encode())
+    new = old.replace(b"line two", "línea dos 🎉".encode())
     await task.propose("notes.txt", new.decode())
     await accept_all(task)
     await task.apply()

@@ -134,23 +134,20 @@ async def _checkpoint_fallbacks(ws: Workspace) -> None:
         NewOp("s", "t", epoch, OpKind.STEP_SET, StepSet(name="a", status=StepStatus.DONE))
     )
     full = rebuild("t", await ws.store.ops_after(0, "t"))
-    cps = await ws.store.checkpoints("t")
+    db = sqlite3.connect(ws.store.path, isolation_level=None)
+    cps = [lsn for (lsn,) in db.execute("SELECT lsn FROM checkpoints ORDER BY lsn DESC")]
     assert len(cps) == 3  # older ones pruned
     state, rec = await ws.recover("t")
-    assert state == full and rec.checkpoint_lsn == cps[0].lsn and rec.replayed == 0
+    assert state == full and rec.checkpoint_lsn == cps[0] and rec.replayed == 0
     # Corrupt the newest: recovery falls back to the next one, same state.
-    async with ws.store._locked() as conn:
-        await conn.execute(
-            "UPDATE checkpoints SET data = ? WHERE lsn = ?", (b"{garbage", cps[0].lsn)
-        )
+    db.execute("UPDATE checkpoints SET data = ? WHERE lsn = ?", (b"{garbage", cps[0]))
     state, rec = await ws.recover("t")
-    assert state == full and rec.skipped_checkpoints == 1 and rec.checkpoint_lsn == cps[1].lsn
-    # Valid JSON but a flipped byte: the checksum catches it.
-    async with ws.store._locked() as conn:
-        await conn.execute(
-            "UPDATE checkpoints SET data = replace(data, 'note', 'nope') WHERE lsn = ?",
-            (cps[1].lsn,),
-        )
+    assert state == full and rec.skipped_checkpoints == 1 and rec.checkpoint_lsn == cps[1]
+    # Valid JSON but a changed word, stored as TEXT: the checksum catches it.
+    db.execute(
+        "UPDATE checkpoints SET data = replace(data, 'note', 'nope') WHERE lsn = ?", (cps[1],)
+    )
+    db.close()
     state, rec = await ws.recover("t")
     assert state == full and rec.skipped_checkpoints == 2
     await ws.store.delete_checkpoints()

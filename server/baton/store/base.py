@@ -59,7 +59,7 @@ class NewOp:
     kind: OpKind
     payload: Model
     blobs: dict[str, bytes] = field(default_factory=dict)
-    """Content the payload refers to, written in the same transaction."""
+    """Content the payload refers to, written in the same transaction as the op."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +99,10 @@ class Store(Protocol):
 
     async def task(self, task_id: str) -> TaskInfo: ...
 
-    async def checkpoints(self, task_id: str) -> list[StoredCheckpoint]:
-        """Newest first."""
+    async def checkpoint_before(
+        self, task_id: str, lsn: int | None = None
+    ) -> StoredCheckpoint | None:
+        """The newest checkpoint of the task, below `lsn` when given."""
         ...
 
     async def write_checkpoint(self, checkpoint: StoredCheckpoint) -> None: ...
