@@ -24,9 +24,9 @@ FILES = {
     "b.txt": "crlf ☕ line\r\nsecond\r\nno newline 東京",
 }
 PROPOSED = {
-    "a.py": FILES["a.py"].replace("value_2 = 2\n", "value_2 = 20  # two\n").replace(
-        "value_10 = 10\n", "value_10 = 100\nvalue_10b = 101\n"
-    ),
+    "a.py": FILES["a.py"]
+    .replace("value_2 = 2\n", "value_2 = 20  # two\n")
+    .replace("value_10 = 10\n", "value_10 = 100\nvalue_10b = 101\n"),
     "b.txt": FILES["b.txt"].replace("second", "REJECT this"),
     "c.md": "# EDIT me\n",
 }
