@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -108,8 +109,9 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
 
 async def open_workspace(args: argparse.Namespace, create: bool = False) -> Workspace:
     root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
-    if not create and not database_path(root).exists():
-        raise StoreUnavailable(f"no Baton database in {root} (looked for .baton/baton.db)")
+    db = database_path(root)
+    if not create and not db.exists():
+        raise StoreUnavailable(f"no Baton database for {root} (looked for {db})")
     return await Workspace.open(root, create=create)
 
 
@@ -336,6 +338,12 @@ async def cmd_agent(args: argparse.Namespace) -> None:
             task.stop_heartbeat()
             return {"task_id": task.id, "epoch": task.epoch, "worker": worker.worker_id}
         task = await agent_task(args, worker)
+        if action in ("heartbeat", "release") and not args.worker_given:
+            # Each CLI call is a new process, so the default id (host:pid) never matches the
+            # one that claimed: the epoch from begin/claim is the fencing token here.
+            info = await worker.ws.store.task(task.id)
+            if info.epoch == task.epoch and info.worker:
+                worker.worker_id = info.worker
         if action == "heartbeat":
             await worker.ws.store.heartbeat(task.id, worker.worker_id, task.epoch, worker.ttl)
             return {"ok": True}
@@ -487,12 +495,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json = True
         if args.action == "propose" and not args.diff and not args.path:
             parser.error("propose needs a PATH (or --diff)")
-        if getattr(args, "worker", None) is None:
+        args.worker_given = getattr(args, "worker", None) is not None
+        if not args.worker_given:
             args.worker = default_worker_id()
     if args.command == "demo":
         from .demo import run_demo
 
         return run_demo(keep=args.keep)
+    # Damaged checkpoints are harmless and `baton check` reports them: keep stderr to the
+    # one `baton: ` line of an error.
+    logging.basicConfig(level=logging.ERROR, format="baton: %(message)s")
     try:
         asyncio.run(args.run(args))
     except CommandFailed as e:

@@ -161,7 +161,26 @@ async def apply_accepted(
     return results
 
 
-async def apply_hunk(ws: Workspace, task_id: str, hunk_id: str) -> EffectResult:
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A write worked out against the file on disk, not yet recorded nor done."""
+
+    task_id: str
+    effect_id: str
+    hunk: HunkState
+    target: Path
+    pre_hash: str | None
+    post: bytes | None
+    post_hash: str | None
+    line: int
+    """Where the hunk sits in the current file (0-based)."""
+    old: Lines
+    new: Lines
+
+
+async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | EffectResult:
+    """Work out the write for an accepted hunk, or settle it when there is none to do
+    (already applied, code moved under it, an intent already dangling)."""
     state = await ws.state(task_id)
     hunk = state.hunks[hunk_id]
     if hunk.status == HunkStatus.APPLIED:
@@ -176,30 +195,49 @@ async def apply_hunk(ws: Workspace, task_id: str, hunk_id: str) -> EffectResult:
     pre_hash = content_hash(before)
     body = await hunk_body(ws, hunk)
     new = await new_lines_of(ws, hunk, body)
+    old, context = tuple(body.old), (tuple(body.before), tuple(body.after))
     lines = split_lines(before.decode("utf-8")) if before is not None else ()
     expected = expected_line(state, hunk)
-    pos = locate(lines, tuple(body.old), tuple(body.before), tuple(body.after), expected)
+    pos = locate(lines, old, *context, expected)
     if pos is None:
-        if locate(lines, new, tuple(body.before), tuple(body.after), expected) is not None:
+        if locate(lines, new, *context, expected) is not None:
             await _intent(ws, task_id, effect_id, hunk, pre_hash, pre_hash, None)
             return await _done(ws, task_id, effect_id, hunk, "already")
         reason = f"the code under hunk {hunk.id} in {hunk.path} changed; re-propose it"
         await _intent(ws, task_id, effect_id, hunk, pre_hash, None, None)
         return await _failed(ws, task_id, effect_id, hunk, reason)
-    after_lines = apply_at(lines, pos, tuple(body.old), new)
+    after_lines = apply_at(lines, pos, old, new)
     change = state.changes.get(hunk.change_id)
     deletes = change is not None and change.kind == ChangeKind.DELETE and not after_lines
     post = None if deletes else join_lines(after_lines).encode("utf-8")
-    post_hash = content_hash(post)
+    return Plan(task_id, effect_id, hunk, target, pre_hash, post, content_hash(post), pos, old, new)
+
+
+async def record_intent(ws: Workspace, plan: Plan) -> EffectResult | None:
+    """Write the intent ahead of the write; if another applier planned the same effect
+    first (same key, other content), settle theirs and return its result instead."""
     try:
-        await _intent(ws, task_id, effect_id, hunk, pre_hash, post_hash, post)
-    except OpConflict:  # another applier planned this effect first: finish theirs
-        return await settle(ws, task_id, (await ws.state(task_id)).effects[effect_id])
+        await _intent(
+            ws, plan.task_id, plan.effect_id, plan.hunk, plan.pre_hash, plan.post_hash, plan.post
+        )
+    except OpConflict:
+        state = await ws.state(plan.task_id)
+        return await settle(ws, plan.task_id, state.effects[plan.effect_id])
+    return None
+
+
+async def apply_hunk(ws: Workspace, task_id: str, hunk_id: str) -> EffectResult:
+    """Apply one accepted hunk to its file on disk: intent → set-final-state → done."""
+    plan = await plan_apply(ws, task_id, hunk_id)
+    if isinstance(plan, EffectResult):
+        return plan
+    if (settled := await record_intent(ws, plan)) is not None:
+        return settled
     try:
-        outcome = write_final_state(target, pre_hash, post, post_hash)
+        outcome = write_final_state(plan.target, plan.pre_hash, plan.post, plan.post_hash)
     except Conflict as e:
-        return await _failed(ws, task_id, effect_id, hunk, str(e))
-    return await _done(ws, task_id, effect_id, hunk, outcome)
+        return await _failed(ws, task_id, plan.effect_id, plan.hunk, str(e))
+    return await _done(ws, task_id, plan.effect_id, plan.hunk, outcome)
 
 
 async def recover_effects(ws: Workspace, task_id: str) -> list[EffectResult]:
@@ -225,8 +263,27 @@ async def settle(ws: Workspace, task_id: str, effect: EffectState) -> EffectResu
         except Conflict as e:  # changed between our look and the write: leave it
             return await _failed(ws, task_id, effect.id, hunk, str(e))
         return await _done(ws, task_id, effect.id, hunk, "recovered")
+    if await _in_final_state(ws, state, hunk, target):
+        # Applied through an editor buffer that was saved with other edits around it.
+        return await _done(ws, task_id, effect.id, hunk, "already")
     reason = f"{effect.path} changed since effect {effect.id} was planned; not overwritten"
     return await _failed(ws, task_id, effect.id, hunk, reason)
+
+
+async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, target: Path) -> bool:
+    """Whether the hunk's new lines, with its context, are where it belongs (and its old
+    lines are not): the hunk is in the file even though the file is not the post-state."""
+    data = read_bytes(target)
+    if data is None:
+        return False
+    body = await hunk_body(ws, hunk)
+    new = await new_lines_of(ws, hunk, body)
+    lines = split_lines(data.decode("utf-8", errors="replace"))
+    context = (tuple(body.before), tuple(body.after))
+    expected = expected_line(state, hunk)
+    if locate(lines, tuple(body.old), *context, expected) is not None and body.old != list(new):
+        return False
+    return locate(lines, new, *context, expected) is not None
 
 
 async def _intent(

@@ -88,7 +88,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             _propose(state, op, p)
         case HunkReviewed():
             _review(state, op, p)
-        case EffectIntent():
+        case EffectIntent() if p.effect_id not in state.effects:  # the first intent wins
             state.effects[p.effect_id] = EffectState(
                 id=p.effect_id,
                 path=p.path,
@@ -99,11 +99,12 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 lsn=op.lsn,
             )
             for hid in p.hunk_ids:
-                if hid in state.hunks:
-                    state.hunks[hid].effect_id = p.effect_id
+                hunk = state.hunks.get(hid)
+                if hunk is not None and hunk.status != HunkStatus.APPLIED:
+                    hunk.effect_id = p.effect_id
         case EffectDone():
             effect = state.effects.get(p.effect_id)
-            if effect is not None:
+            if effect is not None and effect.status == "intent":  # settled once
                 effect.status, effect.outcome = "done", p.outcome
                 for hid in effect.hunk_ids:
                     hunk = state.hunks.get(hid)
@@ -112,11 +113,11 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                         hunk.effect_id = effect.id
         case EffectFailed():
             effect = state.effects.get(p.effect_id)
-            if effect is not None:
+            if effect is not None and effect.status == "intent":
                 effect.status, effect.outcome = "failed", p.reason
                 for hid in effect.hunk_ids:
                     hunk = state.hunks.get(hid)
-                    if hunk is not None:
+                    if hunk is not None and hunk.status != HunkStatus.APPLIED:
                         hunk.conflict = p.reason
                         # A failed effect may be tried again later under a new id.
                         hunk.effect_id = None
