@@ -436,6 +436,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(run=cmd_recover)
     s = sub.add_parser("check", parents=[common], help="integrity of the database and log")
     s.set_defaults(run=cmd_check)
+    s = sub.add_parser("serve", help="the language server (LSP over stdio)")
+    s.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")
+    s.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    s.set_defaults(run=None)
     s = sub.add_parser("demo", help="run the end-to-end crash-and-takeover demo")
     s.add_argument("--keep", action="store_true", help="keep the demo workspace")
     s.set_defaults(run=None)
@@ -488,6 +492,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def serve(level: str) -> int:
+    """Logs go to stderr: stdout is the JSON-RPC channel."""
+    import logging
+
+    from .lsp.server import build_server
+
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    build_server().start_io()
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -498,6 +516,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.worker_given = getattr(args, "worker", None) is not None
         if not args.worker_given:
             args.worker = default_worker_id()
+    if args.command == "serve":
+        return serve(args.log_level)
     if args.command == "demo":
         from .demo import run_demo
 

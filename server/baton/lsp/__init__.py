@@ -1,0 +1,1 @@
+"""`baton serve`: the language server that puts an agent's proposals in the editor."""

@@ -1,0 +1,96 @@
+"""Code actions on a hunk's lines: Accept, Reject, and the same for the file or the task.
+
+Each action carries a command, not an edit: accepting must record the decision before the
+edit reaches the buffer (write-ahead), which only the server can order. Clients that
+take code action literals get `CodeAction`s tied to the diagnostics; older ones get plain
+`Command`s — the same commands either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from ..placement import Placed, Shown
+from . import protocol as p
+from .server import BatonServer
+
+Action = types.CodeAction | types.Command
+
+
+def _literal_support(ls: BatonServer) -> bool:
+    td = ls.client_capabilities.text_document
+    return bool(td and td.code_action and td.code_action.code_action_literal_support)
+
+
+def actions_for(
+    ls: BatonServer, uri: str, placed: list[Placed], diagnostics: list[types.Diagnostic]
+) -> list[Action]:
+    literal = _literal_support(ls)
+
+    def make(
+        title: str,
+        command: str,
+        args: dict[str, Any],
+        hunk_id: str | None = None,
+        preferred: bool = False,
+    ) -> Action:
+        cmd = types.Command(title=title, command=command, arguments=[args])
+        if not literal:
+            return cmd
+        related = [
+            d for d in diagnostics if isinstance(d.data, dict) and d.data.get("hunkId") == hunk_id
+        ]
+        return types.CodeAction(
+            title=title,
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=related or None,
+            is_preferred=preferred or None,
+            command=cmd,
+        )
+
+    out: list[Action] = []
+    for hunk in (x for x in placed if x.shown == Shown.PENDING):
+        ids = {"hunkId": hunk.hunk.id, "taskId": hunk.task_id}
+        out.append(make(f"Baton: Accept — {hunk.hunk.summary}", p.ACCEPT, ids, hunk.hunk.id, True))
+        out.append(make(f"Baton: Reject — {hunk.hunk.summary}", p.REJECT, ids, hunk.hunk.id))
+    for hunk in (x for x in placed if x.shown == Shown.ACCEPTED):
+        ids = {"hunkId": hunk.hunk.id, "taskId": hunk.task_id}
+        out.append(make(f"Baton: Apply accepted — {hunk.hunk.summary}", p.APPLY, ids, hunk.hunk.id))
+    view = ls.views.get(uri)
+    pending = [x for x in (view.placed if view else []) if x.shown == Shown.PENDING]
+    if placed and len(pending) > 1:
+        out.append(
+            make(f"Baton: Accept all {len(pending)} in this file", p.ACCEPT_ALL, {"uri": uri})
+        )
+        out.append(
+            make(f"Baton: Reject all {len(pending)} in this file", p.REJECT_ALL, {"uri": uri})
+        )
+    for task_id in sorted({x.task_id for x in placed if x.shown == Shown.PENDING}):
+        in_task = sum(
+            1
+            for v in ls.views.values()
+            for x in v.placed
+            if x.task_id == task_id and x.shown == Shown.PENDING
+        )
+        if in_task > len(pending):
+            out.append(
+                make(
+                    f"Baton: Accept all {in_task} in task {task_id}",
+                    p.ACCEPT_ALL,
+                    {"taskId": task_id},
+                )
+            )
+    return out
+
+
+def register(server: BatonServer) -> None:
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[Action] | None:
+        uri = params.text_document.uri
+        placed = ls.placed_at(uri, params.range.start.line, params.range.end.line)
+        return actions_for(ls, uri, placed, list(params.context.diagnostics)) or None

@@ -1,0 +1,218 @@
+"""`workspace/executeCommand`: the developer's decisions, made durable, then applied.
+
+Accept records the decision (a committed, synchronous=FULL transaction) *before* anything
+touches the buffer. Then, for a file open in the editor, the server records the effect's
+intent from the file on disk and asks the editor to make the edit with
+`workspace/applyEdit` against the document version it located the hunk in, so the edit
+lands in the buffer and its undo stack; saving settles the effect. A file not open is
+written by the same effect protocol as `baton apply`. A crash at any point leaves the
+decision durable and the apply recoverable exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+
+from ..effects import EffectResult, apply_hunk, plan_apply, record_intent, settle
+from ..hunks import split_lines
+from ..models import Decision, HunkState, HunkStatus
+from ..placement import Shown
+from ..review import decide
+from ..workspace import Workspace
+from . import protocol as p
+from .custom import hunk_view
+from .server import BatonServer, FileRef
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], args: tuple[Any, ...]) -> M:
+    """Command arguments: one JSON object. Anything else is a clear InvalidParams error."""
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise ValueError(f"expected one object argument, got {len(args)} argument(s)")
+    try:
+        return model.model_validate(args[0])
+    except ValidationError as e:
+        raise ValueError(f"bad arguments: {e.errors(include_url=False)}") from None
+
+
+async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> str:
+    """Apply one accepted hunk: through the editor if the file is open, else on disk."""
+    uri = ls.uri_for(ws, hunk.path)
+    if uri not in ls.workspace.text_documents:
+        result = await apply_hunk(ws, task_id, hunk.id)
+        return result.outcome
+    plan = await plan_apply(ws, task_id, hunk.id)
+    if isinstance(plan, EffectResult):
+        return plan.outcome
+    view = await ls.place_file(FileRef(ws, hunk.path, uri))
+    here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
+    if here is None or here.shown != Shown.ACCEPTED:
+        ls.tell(
+            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays accepted and "
+            "is applied when the file matches (or re-proposed by the agent)",
+            types.MessageType.Warning,
+        )
+        return "stale"
+    if (settled := await record_intent(ws, plan)) is not None:
+        return settled.outcome
+    edit = types.TextEdit(
+        range=edit_range(ls, view.lines, here.line, here.count), new_text="".join(here.new)
+    )
+    caps = ls.client_capabilities.workspace
+    versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
+    workspace_edit = (
+        types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=view.version
+                    ),
+                    edits=[edit],
+                )
+            ]
+        )
+        if versioned
+        else types.WorkspaceEdit(changes={uri: [edit]})
+    )
+    response = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=workspace_edit, label=f"Baton: accept {hunk.id}")
+    )
+    if not response.applied:
+        ls.tell(
+            f"Baton: the editor did not apply hunk {hunk.id} "
+            f"({response.failure_reason or 'no reason given'}); it stays accepted and "
+            "`baton apply` or the agent will write it",
+            types.MessageType.Warning,
+        )
+        return "deferred"
+    return "in_buffer"
+
+
+def edit_range(ls: BatonServer, lines: tuple[str, ...], start: int, count: int) -> types.Range:
+    """Exactly lines [start, start+count), terminators included, in client units."""
+    end_line = start + count
+    if end_line < len(lines) or (lines and lines[-1].endswith("\n")) or not lines:
+        end = types.Position(end_line, 0)
+    else:  # the region runs to the end of a file without a final newline
+        end = types.Position(
+            len(lines) - 1, ls.workspace.position_codec.client_num_units(lines[-1])
+        )
+    return types.Range(types.Position(start, 0), end)
+
+
+async def settle_file(ls: BatonServer, uri: str) -> None:
+    """After a save: effects whose write the editor made are now on disk; record them."""
+    ref = ls.file_for_uri(uri)
+    if ref is not None:
+        for task_id in await ref.ws.task_ids():
+            state = await ref.ws.state(task_id)
+            for effect in state.dangling_effects():
+                if effect.path == ref.path:
+                    await settle(ref.ws, task_id, effect)
+    await ls.changed([uri], "review")
+
+
+async def decide_many(
+    ls: BatonServer, scope: p.ScopeArgs, decision: Decision
+) -> list[dict[str, Any]]:
+    ref = ls.file_for_uri(scope.uri) if scope.uri else None
+    if scope.uri and ref is None:
+        raise ValueError(f"{scope.uri} is not in a workspace with a Baton database")
+    done = []
+    for ws, state in await ls.states():
+        if ref is not None and ws is not ref.ws:
+            continue
+        if scope.task_id and state.task_id != scope.task_id:
+            continue
+        for hunk in sorted(
+            state.hunks_with(HunkStatus.PENDING), key=lambda h: (h.path, h.base_line)
+        ):
+            if ref is not None and hunk.path != ref.path:
+                continue
+            decided = await decide(ws, state.task_id, hunk.id, decision, comment=scope.comment)
+            if decision == Decision.ACCEPTED:
+                await apply_in_editor(ls, ws, state.task_id, decided)
+            done.append(hunk_view(ls, ws, state.task_id, decided))
+    return done
+
+
+def register(server: BatonServer) -> None:
+    @server.command(p.ACCEPT)
+    async def accept(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        a = parse(p.HunkArgs, args)
+        ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
+        hunk = await decide(ws, task_id, hunk.id, Decision.ACCEPTED, reviewer="editor")
+        outcome = await apply_in_editor(ls, ws, task_id, hunk)
+        await ls.changed([ls.uri_for(ws, hunk.path)], "review")
+        return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+
+    @server.command(p.ACCEPT_EDITED)
+    async def accept_edited(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        a = parse(p.AcceptEditedArgs, args)
+        ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
+        edited = list(split_lines(a.text))
+        hunk = await decide(
+            ws, task_id, hunk.id, Decision.ACCEPTED, edited=edited, reviewer="editor"
+        )
+        outcome = await apply_in_editor(ls, ws, task_id, hunk)
+        await ls.changed([ls.uri_for(ws, hunk.path)], "review")
+        return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+
+    @server.command(p.REJECT)
+    async def reject(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        a = parse(p.RejectArgs, args)
+        ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
+        hunk = await decide(
+            ws, task_id, hunk.id, Decision.REJECTED, comment=a.comment, reviewer="editor"
+        )
+        await ls.changed([ls.uri_for(ws, hunk.path)], "review")
+        return {"hunk": hunk_view(ls, ws, task_id, hunk)}
+
+    @server.command(p.ACCEPT_ALL)
+    async def accept_all(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
+        done = await decide_many(ls, parse(p.ScopeArgs, args), Decision.ACCEPTED)
+        await ls.changed([h["uri"] for h in done], "review")
+        return done
+
+    @server.command(p.REJECT_ALL)
+    async def reject_all(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
+        done = await decide_many(ls, parse(p.ScopeArgs, args), Decision.REJECTED)
+        await ls.changed([h["uri"] for h in done], "review")
+        return done
+
+    @server.command(p.APPLY)
+    async def apply(ls: BatonServer, *args: Any) -> list[dict[str, str]]:
+        wanted = parse(p.HunkArgs, args) if args else None
+        results = []
+        for ws, state in await ls.states():
+            for hunk in state.hunks_with(HunkStatus.ACCEPTED):
+                if wanted and not hunk.id.startswith(wanted.hunk_id):
+                    continue
+                outcome = await apply_in_editor(ls, ws, state.task_id, hunk)
+                results.append(
+                    {"hunkId": hunk.id, "outcome": outcome, "uri": ls.uri_for(ws, hunk.path)}
+                )
+        await ls.changed([r["uri"] for r in results], "review")
+        return results
+
+    @server.command(p.REFRESH)
+    async def refresh(ls: BatonServer, *args: Any) -> None:
+        await ls.open_workspaces([])
+        for ws in ls.workspaces.values():
+            for task_id in await ws.task_ids():
+                ws.forget(task_id)
+        await ls.changed(await ls.affected_uris(), "review")
+
+    @server.command(p.DIFF)
+    async def diff(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        from .custom import hunk_content
+
+        a = parse(p.HunkArgs, args)
+        ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
+        content = await hunk_content(ls, ws, task_id, hunk)
+        ls.tell(f"Baton hunk {hunk.id}:\n{content.diff}")
+        return content.model_dump(mode="json", by_alias=True)

@@ -1,0 +1,123 @@
+"""Baton's custom LSP protocol: method and command names, and their payloads.
+
+Mirrored in vscode-client/src/protocol.ts; documented in docs/protocol.md. Payloads are
+pydantic models sent as `model_dump(mode="json")`; command arguments arrive as plain JSON
+and are validated here, so a wrong argument is a clear JSON-RPC error, never a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROTOCOL_VERSION = 1
+
+# Requests (client → server)
+TASKS = "baton/tasks"
+TASK = "baton/task"
+HUNK = "baton/hunk"
+
+# Notifications (server → client)
+DID_CHANGE_STATE = "baton/didChangeState"
+DID_RESTORE = "baton/didRestore"
+
+# workspace/executeCommand ids
+ACCEPT = "baton.accept"
+REJECT = "baton.reject"
+ACCEPT_EDITED = "baton.acceptEdited"
+ACCEPT_ALL = "baton.acceptAll"
+REJECT_ALL = "baton.rejectAll"
+APPLY = "baton.apply"
+REFRESH = "baton.refresh"
+DIFF = "baton.diff"
+COMMANDS = (ACCEPT, REJECT, ACCEPT_EDITED, ACCEPT_ALL, REJECT_ALL, APPLY, REFRESH, DIFF)
+
+SOURCE = "baton"
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class HunkArgs(Args):
+    hunk_id: str = Field(alias="hunkId", min_length=4)
+    task_id: str | None = Field(default=None, alias="taskId")
+
+
+class RejectArgs(HunkArgs):
+    comment: str = Field(default="", max_length=64 * 1024)
+
+
+class AcceptEditedArgs(HunkArgs):
+    text: str = Field(max_length=4 * 1024 * 1024)
+    """The developer's version of the hunk's new lines."""
+
+
+class ScopeArgs(Args):
+    """`uri` for all hunks of one file, `taskId` for a whole task (both: intersection)."""
+
+    uri: str | None = None
+    task_id: str | None = Field(default=None, alias="taskId")
+    comment: str = Field(default="", max_length=64 * 1024)
+
+
+class TaskArgs(Args):
+    task_id: str = Field(alias="taskId")
+
+
+class HunkView(BaseModel):
+    """A hunk as rich clients show it (tree items, diff views)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    id: str
+    task_id: str = Field(alias="taskId")
+    path: str
+    uri: str
+    status: str
+    """pending | accepted | applied | rejected | superseded, or stale when it cannot apply."""
+    line: int
+    """0-based line where it sits now, or was expected when stale."""
+    summary: str
+    comment: str = ""
+    conflict: str | None = None
+
+
+class TaskView(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    id: str
+    title: str
+    instruction: str
+    status: str
+    worker: str | None
+    lease_expires: float | None = Field(alias="leaseExpires")
+    epoch: int
+    root: str
+    counts: dict[str, int]
+    steps: list[dict[str, str]]
+
+
+class HunkContent(BaseModel):
+    """`baton/hunk`: the text of a hunk, for a diff view."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    hunk: HunkView
+    base: str
+    """Context before, old lines, context after."""
+    proposed: str
+    """Context before, new lines (edited if the developer edited), context after."""
+    diff: str
+
+
+class StateChange(BaseModel):
+    """`baton/didChangeState`: which tasks and files changed; clients re-request."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    version: int = PROTOCOL_VERSION
+    tasks: list[str]
+    uris: list[str]
+    reason: Literal["agent", "review", "restore", "edit"]

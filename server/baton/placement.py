@@ -1,0 +1,87 @@
+"""Where each hunk of a file sits in its current text, and what the developer should see.
+
+Pure: the language server passes the open buffer's text (or the file on disk) and the
+hunks with their bodies; the result says, per hunk, which lines it covers now and in
+which state it is shown. Re-run on every edit: positions are derived, never stored, so a
+developer's edit moves the hunks with it or makes them stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .hunks import Lines, locate, split_lines
+from .models import HunkBody, HunkState, HunkStatus
+
+
+class Shown(StrEnum):
+    PENDING = "pending"
+    """Proposed, waiting for the developer."""
+    ACCEPTED = "accepted"
+    """Accepted, the file still has the old lines."""
+    IN_BUFFER = "in_buffer"
+    """Accepted and the new lines are in the text, but no effect recorded it yet."""
+    APPLIED = "applied"
+    STALE = "stale"
+    """The code under the hunk changed: it cannot be applied as proposed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    task_id: str
+    hunk: HunkState
+    body: HunkBody
+    new: Lines
+    """The lines the hunk puts in: the developer's edited version if there is one."""
+    shown: Shown
+    line: int
+    """First line it covers now (0-based); for a stale hunk, where it was expected."""
+    count: int
+    """How many lines it covers now (0 for a pure insertion before `line`)."""
+
+    @property
+    def actionable(self) -> bool:
+        return self.shown in (Shown.PENDING, Shown.ACCEPTED)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    task_id: str
+    hunk: HunkState
+    body: HunkBody
+    new: Lines
+    expected: int
+
+
+def place(text: str, candidates: list[Candidate]) -> list[Placed]:
+    """Locate each candidate in `text`; sorted by line."""
+    lines = split_lines(text)
+    return sorted((_place_one(lines, c) for c in candidates), key=lambda p: (p.line, p.hunk.id))
+
+
+def _place_one(lines: Lines, c: Candidate) -> Placed:
+    old = tuple(c.body.old)
+    context = (tuple(c.body.before), tuple(c.body.after))
+    status = c.hunk.status
+
+    def at(shown: Shown, line: int, count: int) -> Placed:
+        return Placed(c.task_id, c.hunk, c.body, c.new, shown, line, count)
+
+    if status == HunkStatus.APPLIED:
+        pos = locate(lines, c.new, *context, c.expected)
+        return (
+            at(Shown.APPLIED, pos, len(c.new))
+            if pos is not None
+            else at(Shown.APPLIED, min(c.expected, len(lines)), 0)
+        )
+    pos = locate(lines, old, *context, c.expected)
+    if pos is not None:
+        shown = Shown.PENDING if status == HunkStatus.PENDING else Shown.ACCEPTED
+        return at(shown, pos, len(old))
+    if (
+        status == HunkStatus.ACCEPTED
+        and (pos := locate(lines, c.new, *context, c.expected)) is not None
+    ):
+        return at(Shown.IN_BUFFER, pos, len(c.new))
+    return at(Shown.STALE, min(c.expected, len(lines)), 0)

@@ -1,0 +1,188 @@
+"""The language server end to end, against the real `baton serve` subprocess, with the
+VS Code and Neovim capability sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from baton.models import HunkStatus
+from baton.workspace import Workspace
+
+from .conftest import CALC, Editor
+
+EXPECTED = (
+    CALC.replace("return 2\n", "return 20\n    # twenty\n")
+    .replace("return 5\n", "return 50\n")
+    .replace("return 8\n", "return 80\n")
+)
+
+
+async def task_state(root: Path):  # type: ignore[no-untyped-def]
+    async with await Workspace.open(root) as ws:
+        return await ws.state("tidy")
+
+
+def by_status(editor: Editor, uri: str, status: str) -> list[types.Diagnostic]:
+    return [d for d in editor.diagnostics(uri) if d.data and d.data["status"] == status]
+
+
+async def test_restore_publishes_every_pending_hunk(editor: Editor) -> None:
+    uri = editor.uri("calc.py")
+    diags = await editor.until(lambda: editor.diagnostics(uri))
+    assert len(diags) == 3
+    assert {d.severity for d in diags} == {types.DiagnosticSeverity.Information}
+    assert {d.source for d in diags} == {"baton"}
+    assert [d.range.start.line for d in diags] == [5, 17, 29]
+    assert diags[0].message.startswith("Agent proposes: replace 1 line with 2: return 20")
+    assert all(d.data["taskId"] == "tidy" for d in diags)
+    await editor.until(lambda: editor.client.messages)
+    assert "Restored task 'Tidy calc': 0 accepted, 3 pending review" in [
+        m.message for m in editor.client.messages
+    ]
+
+
+async def test_code_actions_and_lenses_on_a_hunk(editor: Editor) -> None:
+    uri = editor.open("calc.py")
+    diags = await editor.until(lambda: editor.diagnostics(uri))
+    actions = await editor.raw(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diags[0].range,
+            context=types.CodeActionContext(diagnostics=diags[:1]),
+        ),
+    )
+    titles = [a["title"] for a in actions]
+    assert titles[0].startswith("Baton: Accept — replace 1 line with 2")
+    assert titles[1].startswith("Baton: Reject")
+    assert "Baton: Accept all 3 in this file" in titles
+    assert "Baton: Reject all 3 in this file" in titles
+    first = actions[0]
+    # Both capability sets take code action literals: a CodeAction tied to its diagnostic.
+    assert first["kind"] == "quickfix" and first["isPreferred"]
+    assert first["diagnostics"][0]["data"]["hunkId"] == diags[0].data["hunkId"]
+    assert first["command"]["command"] == "baton.accept"
+    lenses = await editor.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert [lens.command.title for lens in lenses if lens.command][:3] == [
+        "Accept",
+        "Reject",
+        "Diff",
+    ]
+    assert len(lenses) == 9
+    hover = await editor.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(17, 4))
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "-    return 5\n+    return 50\n" in hover.contents.value
+
+
+async def test_accept_in_an_open_buffer_moves_the_other_hunks(editor: Editor, seeded: Path) -> None:
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    first = diags[0].data["hunkId"]
+    result = await editor.command("baton.accept", {"hunkId": first})
+    assert result["outcome"] == "in_buffer"
+    (edit,) = editor.edits
+    if (
+        editor.client.capabilities
+        and editor.client.capabilities.workspace.workspace_edit.document_changes
+    ):  # type: ignore[union-attr]
+        (change,) = edit.edit.document_changes or []
+        assert isinstance(change, types.TextDocumentEdit)
+        assert change.text_document.version == 1  # the version the hunk was located in
+    else:  # Neovim 0.7 takes only `changes`
+        assert list(edit.edit.changes or {}) == [uri]
+    # The accepted hunk added a line: the two below moved down by one.
+    await editor.until(
+        lambda: [d.range.start.line for d in by_status(editor, uri, "pending")] == [18, 30]
+    )
+    # Not on disk yet: the buffer has it; saving records the effect exactly once.
+    assert (seeded / "calc.py").read_text() == CALC
+    editor.save(uri)
+    await editor.until(lambda: by_status(editor, uri, "applied"))
+    state = await task_state(seeded)
+    assert state.hunks[first].status == HunkStatus.APPLIED
+
+
+async def test_reject_with_a_comment_and_accept_all(editor: Editor, seeded: Path) -> None:
+    uri = editor.uri("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    rejected = diags[1].data["hunkId"]
+    await editor.command("baton.reject", {"hunkId": rejected, "comment": "keep five"})
+    await editor.until(lambda: len(editor.diagnostics(uri)) == 2)
+    done = await editor.command("baton.acceptAll", {"uri": uri})
+    assert len(done) == 2
+    # The file is not open: the server wrote it through the effect protocol.
+    expected = EXPECTED.replace("return 50\n", "return 5\n")
+    assert (seeded / "calc.py").read_text() == expected
+    state = await task_state(seeded)
+    assert state.hunks[rejected].status == HunkStatus.REJECTED
+    assert state.hunks[rejected].comment == "keep five"
+    assert len(state.hunks_with(HunkStatus.APPLIED)) == 2
+
+
+async def test_a_developer_edit_makes_a_hunk_stale(editor: Editor) -> None:
+    uri = editor.open("calc.py")
+    await editor.until(lambda: len(editor.diagnostics(uri)) == 3)
+    editor.type(uri, CALC.replace("return 5\n", "return 'mine'\n"))
+    stale = await editor.until(lambda: by_status(editor, uri, "stale"))
+    assert stale[0].severity == types.DiagnosticSeverity.Warning
+    assert len(by_status(editor, uri, "pending")) == 2
+
+
+async def test_an_agent_commit_shows_up_live(editor: Editor, seeded: Path) -> None:
+    uri = editor.uri("calc.py")
+    await editor.until(lambda: len(editor.diagnostics(uri)) == 3)
+    (seeded / "other.py").write_text("x = 1\n")
+    async with await Workspace.open(seeded) as ws:
+        from baton.agent import Task
+
+        info = await ws.store.task("tidy")
+        from baton.agent import Worker
+
+        worker = Worker(ws, "agent", 60)
+        task = Task(worker, "tidy", info.epoch)
+        await task.propose("other.py", "x = 2\n")
+    other = editor.uri("other.py")
+    await editor.until(lambda: editor.diagnostics(other), timeout=5)
+    assert any(m == "baton/didChangeState" for m, _ in editor.notifications)
+
+
+async def test_custom_requests(editor: Editor) -> None:
+    uri = editor.uri("calc.py")
+    diags = await editor.until(lambda: editor.diagnostics(uri))
+    tasks = await editor.client.protocol.send_request_async("baton/tasks", {})
+    assert [t.id for t in tasks.tasks] == ["tidy"]
+    task = await editor.client.protocol.send_request_async("baton/task", {"taskId": "tidy"})
+    assert len(task.hunks) == 3 and task.hunks[0].status == "pending"
+    hunk = await editor.client.protocol.send_request_async(
+        "baton/hunk", {"hunkId": diags[0].data["hunkId"]}
+    )
+    assert "    return 2\n" in hunk.base and "    # twenty\n" in hunk.proposed
+
+
+async def test_bad_requests_get_errors_and_the_server_lives(editor: Editor) -> None:
+    import pytest
+    from pygls.exceptions import JsonRpcException
+
+    for name, args in (
+        ("baton.accept", []),
+        ("baton.accept", [{"hunkId": "zzzzzz"}]),
+        ("baton.reject", [{"hunkId": 3}]),
+        ("baton.accept", ["not an object"]),
+        ("baton.nope", []),
+    ):
+        with pytest.raises(JsonRpcException):
+            await editor.command(name, *args)
+    with pytest.raises(JsonRpcException):
+        await editor.client.protocol.send_request_async("baton/task", {"taskId": "missing"})
+    tasks = await editor.client.protocol.send_request_async("baton/tasks", None)
+    assert len(tasks.tasks) == 1
