@@ -98,7 +98,7 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
     effects = [
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()
-        if e.status != "done"
+        if e.status != "done" and e.kind == "apply"
     ]
     brief = HandoffBrief(
         task_id=state.task_id,

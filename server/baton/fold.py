@@ -91,6 +91,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
         case EffectIntent() if p.effect_id not in state.effects:  # the first intent wins
             state.effects[p.effect_id] = EffectState(
                 id=p.effect_id,
+                kind=p.kind,
                 path=p.path,
                 hunk_ids=list(p.hunk_ids),
                 pre_hash=p.pre_hash,
@@ -98,7 +99,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 post_blob=p.post_blob,
                 lsn=op.lsn,
             )
-            for hid in p.hunk_ids:
+            for hid in p.hunk_ids if p.kind == "apply" else ():
                 hunk = state.hunks.get(hid)
                 if hunk is not None and hunk.status != HunkStatus.APPLIED:
                     hunk.effect_id = p.effect_id
@@ -106,7 +107,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             effect = state.effects.get(p.effect_id)
             if effect is not None and effect.status == "intent":  # settled once
                 effect.status, effect.outcome = "done", p.outcome
-                for hid in effect.hunk_ids:
+                for hid in effect.hunk_ids if effect.kind == "apply" else ():
                     hunk = state.hunks.get(hid)
                     if hunk is not None:
                         hunk.status, hunk.conflict = HunkStatus.APPLIED, None
@@ -115,7 +116,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             effect = state.effects.get(p.effect_id)
             if effect is not None and effect.status == "intent":
                 effect.status, effect.outcome = "failed", p.reason
-                for hid in effect.hunk_ids:
+                for hid in effect.hunk_ids if effect.kind == "apply" else ():
                     hunk = state.hunks.get(hid)
                     if hunk is not None and hunk.status != HunkStatus.APPLIED:
                         hunk.conflict = p.reason

@@ -154,8 +154,13 @@ class HunkReviewed(Model):
     reviewer: str = "developer"
 
 
+EffectKind = Literal["apply", "notify"]
+"""`apply` writes a hunk to a file; `notify` tells the developer about a proposal once."""
+
+
 class EffectIntent(Model):
     effect_id: str
+    kind: EffectKind = "apply"
     path: str
     hunk_ids: list[str]
     pre_hash: Hash | None
@@ -164,6 +169,8 @@ class EffectIntent(Model):
     """The whole file after; None when the effect deletes it."""
     post_blob: Hash | None
     """Blob of the file after, so recovery can redo the write without recomputing."""
+    owner: str | None = None
+    """Who planned it, when only one of several processes may carry it out (notify)."""
 
 
 DoneOutcome = Literal["applied", "already", "recovered"]
@@ -301,6 +308,7 @@ class HunkState(Model):
 
 class EffectState(Model):
     id: str
+    kind: EffectKind = "apply"
     path: str
     hunk_ids: list[str]
     pre_hash: Hash | None
@@ -336,7 +344,8 @@ class TaskState(Model):
         return [h for h in self.hunks.values() if h.status in statuses]
 
     def dangling_effects(self) -> list[EffectState]:
-        return [e for e in self.effects.values() if e.status == "intent"]
+        """File writes planned and never settled (notifications are not retried)."""
+        return [e for e in self.effects.values() if e.status == "intent" and e.kind == "apply"]
 
 
 def derive_key(*parts: object) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
-from pygls.workspace import TextDocument
+from pygls.workspace import PositionCodec, TextDocument
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
@@ -32,6 +32,8 @@ class Editor:
         self.edits: list[types.ApplyWorkspaceEditParams] = []
         self.notifications: list[tuple[str, Any]] = []
         self.apply_edits = True
+        self.codec = PositionCodec()
+        """The position encoding the server chose; the buffers count in it too."""
 
     def uri(self, name: str) -> str:
         return (self.root / name).as_uri()
@@ -39,7 +41,7 @@ class Editor:
     def open(self, name: str) -> str:
         uri = self.uri(name)
         text = (self.root / name).read_bytes().decode()
-        self.docs[uri] = TextDocument(uri, text, version=1)
+        self.docs[uri] = TextDocument(uri, text, version=1, position_codec=self.codec)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
@@ -138,7 +140,7 @@ async def start_editor(root: Path, capabilities: types.ClientCapabilities) -> Ed
         client.feature(method)(record)
 
     await client.start_io(sys.executable, "-m", "baton", "serve", cwd=REPO)
-    await client.initialize_session(
+    result = await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,
             process_id=None,
@@ -146,6 +148,8 @@ async def start_editor(root: Path, capabilities: types.ClientCapabilities) -> Ed
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="project")],
         )
     )
+    encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
+    editor.codec = PositionCodec(encoding=encoding)
     return editor
 
 

@@ -19,8 +19,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..effects import recover_effects
-from ..models import HunkStatus
-from ..store import StoreError
+from ..models import EffectDone, EffectIntent, HunkStatus, OpKind, derive_key
+from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
 from . import protocol as p
 from .server import BatonServer
@@ -98,9 +98,55 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
         after = await snapshot(ls)
         changed = {v[0] for k, v in after.items() if before.get(k) != v}
         changed |= {v[0] for k, v in before.items() if k not in after}
+        proposed = {
+            k
+            for k, v in after.items()
+            if v[1] == "pending" and before.get(k, ("",))[1:2] != ("pending",)
+        }
         before = after
         if changed:
             await ls.changed(changed, "agent")
+        if proposed:
+            await announce(ls, proposed)
+
+
+async def announce(ls: BatonServer, keys: set[str]) -> None:
+    """Tell the developer about new proposals once — not again after a restart, not from
+    a second editor window: the notice is an effect whose intent names this server as
+    its owner, so only the first process to record it shows it."""
+    for ws, state in await ls.states():
+        hunks = [h for h in state.hunks_with(HunkStatus.PENDING) if f"{ws.root}:{h.id}" in keys]
+        if not hunks:
+            continue
+        effect_id = "notify-" + derive_key(*sorted({h.change_id for h in hunks}))[:16]
+        if effect_id in state.effects:
+            continue
+        intent = EffectIntent(
+            effect_id=effect_id,
+            kind="notify",
+            path=hunks[0].path,
+            hunk_ids=sorted(h.id for h in hunks),
+            pre_hash=None,
+            post_hash=None,
+            post_blob=None,
+            owner=ls.instance_id,
+        )
+        key = f"{state.task_id}:intent:{effect_id}"
+        try:
+            await ws.record(NewOp(key, state.task_id, 0, OpKind.EFFECT_INTENT, intent))
+        except OpConflict:
+            continue  # another window told the developer
+        files = len({h.path for h in hunks})
+        ls.tell(
+            f"Agent proposes {len(hunks)} change{'s' * (len(hunks) != 1)} in {files} "
+            f"file{'s' * (files != 1)} (task '{state.title}')"
+        )
+        done = EffectDone(effect_id=effect_id)
+        await ws.record(
+            NewOp(
+                f"{state.task_id}:settled:{effect_id}", state.task_id, 0, OpKind.EFFECT_DONE, done
+            )
+        )
 
 
 def _roots(ls: BatonServer) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,8 @@ class BatonServer(LanguageServer):
         self.views: dict[str, FileView] = {}
         """uri → the hunks placed in that file's current text, as last published."""
         self.show_applied = True
+        self.instance_id = uuid.uuid4().hex
+        """Names this server process in effects only one process may carry out."""
         self._bodies: dict[str, HunkBody] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._lock = asyncio.Lock()

@@ -1,0 +1,113 @@
+"""The server killed (SIGKILL) at the worst moments, then restarted: decisions survive,
+the edit lands exactly once, and the editor shows the identical picture."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import client_capabilities
+
+from baton.models import HunkStatus, OpKind
+from baton.workspace import Workspace
+
+from .conftest import CALC, Editor, start_editor, stop_editor
+
+CAPS = client_capabilities("visual-studio-code")
+
+
+def kill_server(editor: Editor) -> None:
+    server = editor.client._server
+    assert server is not None
+    os.kill(server.pid, signal.SIGKILL)
+
+
+async def done_count(root: Path, hunk_id: str) -> int:
+    async with await Workspace.open(root) as ws:
+        state = await ws.state("tidy")
+        return sum(
+            1
+            for op in await ws.store.ops_after(0, "tidy")
+            if op.kind == OpKind.EFFECT_DONE
+            and state.effects[op.payload.effect_id].hunk_ids == [hunk_id]  # type: ignore[union-attr]
+        )
+
+
+async def test_killed_between_the_decision_and_the_edit(seeded: Path) -> None:
+    editor = await start_editor(seeded, CAPS)
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    hunk = diags[0].data["hunkId"]
+
+    def die_instead(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        kill_server(editor)  # the decision and the intent are committed; no edit yet
+        raise ConnectionError("server gone")
+
+    editor.apply = die_instead  # type: ignore[method-assign]
+    with contextlib.suppress(Exception):  # the server dies while answering
+        await editor.command("baton.accept", {"hunkId": hunk})
+    await editor.client.stop()
+    assert (seeded / "calc.py").read_text() == CALC  # nothing on disk yet
+
+    again = await start_editor(seeded, CAPS)  # restart: recovery writes it, once
+    try:
+        await again.until(
+            lambda: any(d.data["status"] == "applied" for d in again.diagnostics(uri))
+        )
+        text = (seeded / "calc.py").read_text()
+        assert text == CALC.replace("return 2\n", "return 20\n    # twenty\n")
+        assert await done_count(seeded, hunk) == 1
+        assert len([d for d in again.diagnostics(uri) if d.data["status"] == "pending"]) == 2
+    finally:
+        await stop_editor(again)
+
+
+async def test_edit_saved_while_the_server_was_down_counts_once(seeded: Path) -> None:
+    editor = await start_editor(seeded, CAPS)
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    hunk = diags[2].data["hunkId"]
+    await editor.command("baton.accept", {"hunkId": hunk})
+    await editor.until(lambda: "return 80" in editor.docs[uri].source)
+    kill_server(editor)
+    await editor.client.stop()
+    Path(editor.docs[uri].path).write_bytes(editor.docs[uri].source.encode())  # saved meanwhile
+    again = await start_editor(seeded, CAPS)
+    try:
+        await again.until(lambda: again.diagnostics(uri))
+        assert (seeded / "calc.py").read_text().count("return 80") == 1
+        assert await done_count(seeded, hunk) == 1
+    finally:
+        await stop_editor(again)
+
+
+async def test_restart_between_decisions_shows_the_same_picture(seeded: Path) -> None:
+    editor = await start_editor(seeded, CAPS)
+    uri = editor.uri("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    await editor.command("baton.reject", {"hunkId": diags[1].data["hunkId"], "comment": "no"})
+    await editor.until(lambda: len(editor.diagnostics(uri)) == 2)
+    picture = [(d.range, d.message, d.severity, d.data) for d in editor.diagnostics(uri)]
+    kill_server(editor)
+    await editor.client.stop()
+    again = await start_editor(seeded, CAPS)
+    try:
+        await again.until(lambda: again.diagnostics(uri))
+        assert [(d.range, d.message, d.severity, d.data) for d in again.diagnostics(uri)] == picture
+        assert "Restored task 'Tidy calc': 0 accepted, 2 pending review" in [
+            m.message for m in again.client.messages
+        ]
+        async with await Workspace.open(seeded) as ws:
+            state = await ws.state("tidy")
+            assert state.hunks[diags[1].data["hunkId"]].status == HunkStatus.REJECTED
+    finally:
+        await stop_editor(again)
