@@ -19,7 +19,7 @@ def told(messages: list[str]) -> int:
 
 
 def notices(editor: Editor) -> list[str]:
-    return [m.message for m in editor.client.messages if m.message.startswith("Agent proposes")]
+    return [m.message for m in editor.messages if m.message.startswith("Agent proposes")]
 
 
 async def test_two_windows_one_notice_and_none_after_restart(seeded: Path) -> None:

@@ -51,7 +51,7 @@ async def test_killed_between_the_decision_and_the_edit(seeded: Path) -> None:
     editor.apply = die_instead  # type: ignore[method-assign]
     with contextlib.suppress(Exception):  # the server dies while answering
         await editor.command("baton.accept", {"hunkId": hunk})
-    await editor.client.stop()
+    await editor.client.stop()  # the server is dead: no shutdown handshake
     assert (seeded / "calc.py").read_text() == CALC  # nothing on disk yet
 
     again = await start_editor(seeded, CAPS)  # restart: recovery writes it, once
@@ -77,7 +77,7 @@ async def test_edit_saved_while_the_server_was_down_counts_once(seeded: Path) ->
     await editor.command("baton.accept", {"hunkId": hunk})
     await editor.until(lambda: "return 80" in editor.docs[uri].source)
     kill_server(editor)
-    await editor.client.stop()
+    await editor.client.stop()  # the server is dead: no shutdown handshake
     Path(editor.docs[uri].path).write_bytes(editor.docs[uri].source.encode())  # saved meanwhile
     again = await start_editor(seeded, CAPS)
     try:
@@ -98,13 +98,13 @@ async def test_restart_between_decisions_shows_the_same_picture(seeded: Path) ->
     await editor.until(lambda: len(editor.diagnostics(uri)) == 2)
     picture = [(d.range, d.message, d.severity, d.data) for d in editor.diagnostics(uri)]
     kill_server(editor)
-    await editor.client.stop()
+    await editor.client.stop()  # the server is dead: no shutdown handshake
     again = await start_editor(seeded, CAPS)
     try:
         await again.until(lambda: again.diagnostics(uri))
         assert [(d.range, d.message, d.severity, d.data) for d in again.diagnostics(uri)] == picture
         assert "Restored task 'Tidy calc': 0 accepted, 2 pending review" in [
-            m.message for m in again.client.messages
+            m.message for m in again.messages
         ]
         async with await Workspace.open(seeded) as ws:
             state = await ws.state("tidy")

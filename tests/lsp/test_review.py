@@ -37,9 +37,9 @@ async def test_restore_publishes_every_pending_hunk(editor: Editor) -> None:
     assert [d.range.start.line for d in diags] == [5, 17, 29]
     assert diags[0].message.startswith("Agent proposes: replace 1 line with 2: return 20")
     assert all(d.data["taskId"] == "tidy" for d in diags)
-    await editor.until(lambda: editor.client.messages)
+    await editor.until(lambda: editor.messages)
     assert "Restored task 'Tidy calc': 0 accepted, 3 pending review" in [
-        m.message for m in editor.client.messages
+        m.message for m in editor.messages
     ]
 
 
