@@ -10,8 +10,12 @@ The demo plays three parts in real processes on a real SQLite file:
   record that it did (a crash point, see faults.py);
 * agent-2 (another subprocess) claims the task once the lease expires, reads the handoff
   brief, settles the half-done write, applies the rest exactly once, is told the rejected
-  hunk was already rejected when it proposes it again, follows the developer's comment
-  instead, and finishes.
+  hunk was already rejected when it proposes it again, and follows the developer's comment
+  instead;
+* the developer reviews that follow-up in an editor: `baton serve` with an LSP client
+  shows the proposals as diagnostics, the developer rejects one and accepts the other
+  through code actions (the server applies it with `workspace/applyEdit`), the server is
+  SIGKILLed and restarted, and the editor shows the identical picture; agent-2 finishes.
 
 At the end every invariant is checked against the files and the log; the exit status is
 non-zero if any fails.
@@ -29,8 +33,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
 from .agent import Worker
 from .brief import render_markdown
+from .lsp.client import ScriptedEditor
 from .models import Decision, EffectDone, HunkStatus, StepStatus
 from .review import decide
 from .workspace import Workspace
@@ -74,7 +82,9 @@ def average(values: list[float]) -> float:
 
 CALC_SECOND = CALC_PROPOSED.replace(
     "        return 0.0\n", '        raise ValueError("average of nothing")\n'
-)
+).replace('"""Tiny calculator."""', '"""Tiny calculator, now safe."""')
+CALC_FINAL = CALC_SECOND.replace('"""Tiny calculator, now safe."""', '"""Tiny calculator."""')
+"""The developer rejects the docstring change in the editor and accepts the fix."""
 
 GREET = 'def greet(name):\n    return "Hello " + name\n'
 GREET_PROPOSED = 'def greet(name: str) -> str:\n    return f"Hello {name}"\n'
@@ -244,25 +254,66 @@ class Demo:
             banner("4. agent-2 takes over after the lease expires")
             agent2 = await self.spawn("agent-2")
             await self.wait_for_step(ws, "address feedback", StepStatus.IN_PROGRESS)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                state = await ws.state(TASK)
-                pending = state.hunks_with(HunkStatus.PENDING)
-                if pending:
-                    break
-                await asyncio.sleep(0.05)
-            for h in pending:
-                await decide(ws, TASK, h.id, Decision.ACCEPTED)
-                print(f"developer │ accept {h.id} {h.path}:{h.base_line + 1} {h.summary}")
+            await self.review_in_editor(ws)
             code = await agent2.wait()
             self.check(code == 0, f"agent-2 finished cleanly (exit {code})")
-            banner("5. Invariants")
+            banner("7. Invariants")
             await self.verify(ws)
+
+    async def review_in_editor(self, ws: Workspace) -> None:
+        """The developer's side in an editor: `baton serve` and an LSP client."""
+        deadline = time.monotonic() + 30
+        while not (await ws.state(TASK)).hunks_with(HunkStatus.PENDING):
+            if time.monotonic() > deadline:
+                raise TimeoutError("agent-2 never proposed")
+            await asyncio.sleep(0.05)
+        banner("5. The developer reviews in an editor: `baton serve` + an LSP client")
+        editor = ScriptedEditor(LanguageClient("baton-demo-editor", "1"), self.root)
+        await editor.start(EDITOR_CAPABILITIES)
+        uri = editor.open("calc.py")
+        await editor.until(lambda: len(pending(editor, uri)) == 2, timeout=15)
+        show_problems(editor, uri)
+        lenses = list(
+            await editor.client.text_document_code_lens_async(
+                types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
+            or []
+        )
+        titles = " | ".join(lens.command.title for lens in lenses[:3] if lens.command)
+        print(f"   editor │ code lens above line {lenses[0].range.start.line + 1}: {titles}")
+        docstring = min(pending(editor, uri), key=lambda d: d.range.start.line)
+        await quick_fix(editor, uri, docstring, "Reject")
+        await editor.until(lambda: len(pending(editor, uri)) == 1)
+        picture = snapshot_problems(editor, uri)
+
+        banner("6. The language server is SIGKILLed and started again")
+        editor.kill_server()
+        await editor.wait_server_gone()
+        editor = ScriptedEditor(LanguageClient("baton-demo-editor", "1"), self.root)
+        await editor.start(EDITOR_CAPABILITIES)
+        uri = editor.open("calc.py")
+        await editor.until(lambda: pending(editor, uri), timeout=15)
+        await editor.until(lambda: editor.messages)
+        for m in editor.messages:
+            print(f"   editor │ {m.message}")
+        show_problems(editor, uri)
+        self.check(
+            snapshot_problems(editor, uri) == picture, "the editor shows the identical picture"
+        )
+
+        (fix,) = pending(editor, uri)
+        await quick_fix(editor, uri, fix, "Accept")
+        await editor.until(lambda: editor.edits)
+        print("   editor │ the server sent workspace/applyEdit; the buffer changed; saving")
+        editor.save(uri)
+        await editor.until(lambda: status_of(editor, uri, fix) == "applied")
+        show_problems(editor, uri)
+        await editor.stop()
 
     async def verify(self, ws: Workspace) -> None:
         ws.forget(TASK)
         state = await ws.state(TASK)
-        expected_calc = CALC_SECOND
+        expected_calc = CALC_FINAL
         self.check((self.root / "calc.py").read_text() == expected_calc, "calc.py is exactly right")
         self.check(
             (self.root / "greet.py").read_text() == "".join(GREET_EDITED),
@@ -290,8 +341,8 @@ class Demo:
         )
         rejected = state.hunks_with(HunkStatus.REJECTED)
         self.check(
-            len(rejected) == 1 and rejected[0].effect_id is None,
-            "the rejected hunk was never applied nor asked again",
+            len(rejected) == 2 and all(h.effect_id is None for h in rejected),
+            "the rejected hunks were never applied nor asked again",
         )
         self.check(len({op.op_id for op in ops}) == len(ops), f"no op duplicated ({len(ops)} ops)")
         self.check(state.status == "done", "task finished")
@@ -301,6 +352,70 @@ class Demo:
         from .fold import rebuild
 
         self.check(rebuild(TASK, full) == state, "checkpoint + replay equals full replay")
+
+
+EDITOR_CAPABILITIES = types.ClientCapabilities(
+    workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True,
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+    ),
+    text_document=types.TextDocumentClientCapabilities(
+        code_action=types.CodeActionClientCapabilities(
+            code_action_literal_support=types.ClientCodeActionLiteralOptions(
+                code_action_kind=types.ClientCodeActionKindOptions(
+                    value_set=[types.CodeActionKind.QuickFix]
+                )
+            )
+        ),
+        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(data_support=True),
+    ),
+)
+"""What the demo's editor tells the server it can do: the common core of real editors."""
+
+SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+
+def status(diag: types.Diagnostic) -> str:
+    return str(diag.data["status"]) if isinstance(diag.data, dict) else ""
+
+
+def status_of(editor: ScriptedEditor, uri: str, diag: types.Diagnostic) -> str:
+    """The current status of the hunk `diag` was published for."""
+    hunk = diag.data["hunkId"] if isinstance(diag.data, dict) else None
+    now = [
+        d for d in editor.diagnostics(uri) if isinstance(d.data, dict) and d.data["hunkId"] == hunk
+    ]
+    return status(now[0]) if now else ""
+
+
+async def quick_fix(editor: ScriptedEditor, uri: str, diag: types.Diagnostic, verb: str) -> None:
+    """What pressing the light bulb and picking an action does."""
+    actions = await editor.raw(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diag.range,
+            context=types.CodeActionContext(diagnostics=[diag]),
+        ),
+    )
+    chosen = next(a for a in actions if a["title"].startswith(f"Baton: {verb}"))
+    print(f"developer │ quick fix on line {diag.range.start.line + 1}: {chosen['title']}")
+    await editor.command(chosen["command"]["command"], *chosen["command"]["arguments"])
+
+
+def pending(editor: ScriptedEditor, uri: str) -> list[types.Diagnostic]:
+    return [d for d in editor.diagnostics(uri) if status(d) == "pending"]
+
+
+def snapshot_problems(editor: ScriptedEditor, uri: str) -> list[tuple[object, ...]]:
+    return [(d.range, d.severity, d.message, status(d)) for d in editor.diagnostics(uri)]
+
+
+def show_problems(editor: ScriptedEditor, uri: str) -> None:
+    """The editor's Problems panel, as a developer would see it."""
+    for d in sorted(editor.diagnostics(uri), key=lambda d: d.range.start.line):
+        kind = SEVERITY.get(int(d.severity or 3), "info")
+        print(f"   editor │ calc.py:{d.range.start.line + 1:<3} {kind:7} {d.message}")
 
 
 def banner(text: str) -> None:

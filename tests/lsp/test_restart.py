@@ -4,8 +4,6 @@ the edit lands exactly once, and the editor shows the identical picture."""
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 from pathlib import Path
 
 from lsprotocol import types
@@ -14,15 +12,9 @@ from pytest_lsp import client_capabilities
 from baton.models import HunkStatus, OpKind
 from baton.workspace import Workspace
 
-from .conftest import CALC, Editor, start_editor, stop_editor
+from .conftest import CALC, start_editor, stop_editor
 
 CAPS = client_capabilities("visual-studio-code")
-
-
-def kill_server(editor: Editor) -> None:
-    server = editor.client._server
-    assert server is not None
-    os.kill(server.pid, signal.SIGKILL)
 
 
 async def done_count(root: Path, hunk_id: str) -> int:
@@ -45,13 +37,13 @@ async def test_killed_between_the_decision_and_the_edit(seeded: Path) -> None:
     hunk = diags[0].data["hunkId"]
 
     def die_instead(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        kill_server(editor)  # the decision and the intent are committed; no edit yet
+        editor.kill_server()  # the decision and the intent are committed; no edit yet
         raise ConnectionError("server gone")
 
     editor.apply = die_instead  # type: ignore[method-assign]
     with contextlib.suppress(Exception):  # the server dies while answering
         await editor.command("baton.accept", {"hunkId": hunk})
-    await editor.client.stop()  # the server is dead: no shutdown handshake
+    await editor.wait_server_gone()
     assert (seeded / "calc.py").read_text() == CALC  # nothing on disk yet
 
     again = await start_editor(seeded, CAPS)  # restart: recovery writes it, once
@@ -76,8 +68,8 @@ async def test_edit_saved_while_the_server_was_down_counts_once(seeded: Path) ->
     hunk = diags[2].data["hunkId"]
     await editor.command("baton.accept", {"hunkId": hunk})
     await editor.until(lambda: "return 80" in editor.docs[uri].source)
-    kill_server(editor)
-    await editor.client.stop()  # the server is dead: no shutdown handshake
+    editor.kill_server()
+    await editor.wait_server_gone()
     Path(editor.docs[uri].path).write_bytes(editor.docs[uri].source.encode())  # saved meanwhile
     again = await start_editor(seeded, CAPS)
     try:
@@ -97,8 +89,8 @@ async def test_restart_between_decisions_shows_the_same_picture(seeded: Path) ->
     await editor.command("baton.reject", {"hunkId": diags[1].data["hunkId"], "comment": "no"})
     await editor.until(lambda: len(editor.diagnostics(uri)) == 2)
     picture = [(d.range, d.message, d.severity, d.data) for d in editor.diagnostics(uri)]
-    kill_server(editor)
-    await editor.client.stop()  # the server is dead: no shutdown handshake
+    editor.kill_server()
+    await editor.wait_server_gone()
     again = await start_editor(seeded, CAPS)
     try:
         await again.until(lambda: again.diagnostics(uri))

@@ -10,6 +10,7 @@ client and the capability sets of real editors.
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -90,6 +91,18 @@ class ScriptedEditor:
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
+        await self.client.stop()
+
+    def kill_server(self) -> None:
+        """SIGKILL the server process: no shutdown, no last words (crash tests, demo)."""
+        server = self.client._server
+        if server is not None and server.returncode is None:
+            server.send_signal(signal.SIGKILL)
+
+    async def wait_server_gone(self) -> None:
+        server = self.client._server
+        if server is not None:
+            await server.wait()
         await self.client.stop()
 
     # --- buffers --------------------------------------------------------------------
