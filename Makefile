@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast lint bench clean editors
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -19,11 +19,18 @@ $(VENV)/.bench: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m baton demo
 
-test: $(STAMP) lint
+# Real editors the tests drive (tests/editors/): Neovim from Debian, installed if missing.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+editors:
+	@command -v nvim >/dev/null || ( \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq neovim >/dev/null )
+
+test: $(STAMP) lint editors
 	$(BIN)/python -m pytest
 
 # Inner loop: everything but the slow crash matrix.
-test-fast: $(STAMP)
+test-fast: $(STAMP) editors
 	$(BIN)/python -m pytest -m 'not slow' -x -q
 
 lint: $(STAMP)

@@ -246,7 +246,13 @@ async def recover_effects(ws: Workspace, task_id: str) -> list[EffectResult]:
     return [await settle(ws, task_id, effect) for effect in state.dangling_effects()]
 
 
-async def settle(ws: Workspace, task_id: str, effect: EffectState) -> EffectResult:
+async def settle(
+    ws: Workspace, task_id: str, effect: EffectState, *, redo: bool = True
+) -> EffectResult:
+    """Record how a planned write ended, judging by the file (see the module docstring).
+
+    `redo=False` is for a file the developer just saved from an editor: if it is back in
+    the pre-state, they undid the hunk on purpose, and that is final (a conflict)."""
     state = await ws.state(task_id)
     hunk = state.hunks[effect.hunk_ids[0]]
     if effect.status != "intent":
@@ -256,7 +262,7 @@ async def settle(ws: Workspace, task_id: str, effect: EffectState) -> EffectResu
     current = content_hash(read_bytes(target))
     if current == effect.post_hash:
         return await _done(ws, task_id, effect.id, hunk, "recovered")
-    if current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
+    if redo and current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
         post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
         try:
             write_final_state(target, effect.pre_hash, post, effect.post_hash)
@@ -266,7 +272,10 @@ async def settle(ws: Workspace, task_id: str, effect: EffectState) -> EffectResu
     if await _in_final_state(ws, state, hunk, target):
         # Applied through an editor buffer that was saved with other edits around it.
         return await _done(ws, task_id, effect.id, hunk, "already")
-    reason = f"{effect.path} changed since effect {effect.id} was planned; not overwritten"
+    if current == effect.pre_hash:
+        reason = f"the developer saved {effect.path} without hunk {hunk.id} (undone); kept so"
+    else:
+        reason = f"{effect.path} changed since effect {effect.id} was planned; not overwritten"
     return await _failed(ws, task_id, effect.id, hunk, reason)
 
 

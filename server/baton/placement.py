@@ -25,6 +25,9 @@ class Shown(StrEnum):
     APPLIED = "applied"
     STALE = "stale"
     """The code under the hunk changed: it cannot be applied as proposed."""
+    CONFLICT = "conflict"
+    """Accepted, but applying it failed (the developer undid it, or edited the file):
+    left as the developer has it, never retried by itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,12 @@ def _place_one(lines: Lines, c: Candidate) -> Placed:
             else at(Shown.APPLIED, min(c.expected, len(lines)), 0)
         )
     pos = locate(lines, old, *context, c.expected)
+    if status == HunkStatus.ACCEPTED and c.hunk.conflict:
+        return at(
+            Shown.CONFLICT,
+            pos if pos is not None else min(c.expected, len(lines)),
+            len(old) if pos is not None else 0,
+        )
     if pos is not None:
         shown = Shown.PENDING if status == HunkStatus.PENDING else Shown.ACCEPTED
         return at(shown, pos, len(old))

@@ -92,5 +92,5 @@ def register(server: BatonServer) -> None:
     )
     async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[Action] | None:
         uri = params.text_document.uri
-        placed = ls.placed_at(uri, params.range.start.line, params.range.end.line)
+        placed = await ls.placed_at(uri, params.range.start.line, params.range.end.line)
         return actions_for(ls, uri, placed, list(params.context.diagnostics)) or None

@@ -12,7 +12,7 @@ from .server import BatonServer
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(ls: BatonServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        view = ls.views.get(params.text_document.uri)
+        view = await ls.view(params.text_document.uri)
         if view is None:
             return []
         lenses = []

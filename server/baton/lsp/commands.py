@@ -24,6 +24,7 @@ from ..review import decide
 from ..workspace import Workspace
 from . import protocol as p
 from .custom import hunk_view
+from .errors import clear_errors
 from .server import BatonServer, FileRef
 
 M = TypeVar("M", bound=BaseModel)
@@ -42,23 +43,29 @@ def parse(model: type[M], args: tuple[Any, ...]) -> M:
 async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> str:
     """Apply one accepted hunk: through the editor if the file is open, else on disk."""
     uri = ls.uri_for(ws, hunk.path)
-    if uri not in ls.workspace.text_documents:
+    if uri not in ls.workspace.text_documents or not ls.edits_buffers():
         result = await apply_hunk(ws, task_id, hunk.id)
         return result.outcome
-    plan = await plan_apply(ws, task_id, hunk.id)
-    if isinstance(plan, EffectResult):
-        return plan.outcome
+    # The file is open: the editor makes the write, never the disk behind its back.
     view = await ls.place_file(FileRef(ws, hunk.path, uri))
     here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
+    if here is not None and here.shown == Shown.IN_BUFFER:
+        return "in_buffer"  # already in the buffer: saving settles it
     if here is None or here.shown != Shown.ACCEPTED:
         ls.tell(
-            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays accepted and "
-            "is applied when the file matches (or re-proposed by the agent)",
+            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays accepted, and "
+            "the agent will re-propose it or apply it once the code matches again",
             types.MessageType.Warning,
         )
         return "stale"
-    if (settled := await record_intent(ws, plan)) is not None:
-        return settled.outcome
+    state = await ws.state(task_id)
+    dangling = hunk.effect_id and state.effects[hunk.effect_id].status == "intent"
+    if not dangling:  # record the intent first, from the file on disk
+        plan = await plan_apply(ws, task_id, hunk.id)
+        if isinstance(plan, EffectResult):
+            return plan.outcome
+        if (settled := await record_intent(ws, plan)) is not None:
+            return settled.outcome
     edit = types.TextEdit(
         range=edit_range(ls, view.lines, here.line, here.count), new_text="".join(here.new)
     )
@@ -92,6 +99,17 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
     return "in_buffer"
 
 
+async def keep_line_end(ls: BatonServer, ws: Workspace, hunk: HunkState, text: str) -> str:
+    """An edited version typed without a final newline must not run into the next line:
+    it takes the line end the proposal had (none only at the end of a file)."""
+    if not text or text.endswith("\n"):
+        return text
+    body = await ls.body(ws, hunk)
+    last = (body.new or body.old or [""])[-1]
+    ending = "\r\n" if last.endswith("\r\n") else "\n" if last.endswith("\n") else ""
+    return text + ending
+
+
 def edit_range(ls: BatonServer, lines: tuple[str, ...], start: int, count: int) -> types.Range:
     """Exactly lines [start, start+count), terminators included, in client units."""
     end_line = start + count
@@ -105,15 +123,20 @@ def edit_range(ls: BatonServer, lines: tuple[str, ...], start: int, count: int) 
 
 
 async def settle_file(ls: BatonServer, uri: str) -> None:
-    """After a save: effects whose write the editor made are now on disk; record them."""
+    """After a save: effects whose write the editor made are now on disk; record them.
+    A save without the hunk (the developer undid it) is final, never redone."""
     ref = ls.file_for_uri(uri)
-    if ref is not None:
-        for task_id in await ref.ws.task_ids():
-            state = await ref.ws.state(task_id)
-            for effect in state.dangling_effects():
-                if effect.path == ref.path:
-                    await settle(ref.ws, task_id, effect)
-    await ls.changed([uri], "review")
+    if ref is None:
+        return
+    settled = False
+    for task_id in await ref.ws.task_ids():
+        state = await ref.ws.state(task_id)
+        for effect in state.dangling_effects():
+            if effect.path == ref.path:
+                await settle(ref.ws, task_id, effect, redo=False)
+                settled = True
+    if settled or uri in ls.views:
+        await ls.changed([uri], "review")
 
 
 async def decide_many(
@@ -142,6 +165,7 @@ async def decide_many(
 
 def register(server: BatonServer) -> None:
     @server.command(p.ACCEPT)
+    @clear_errors
     async def accept(ls: BatonServer, *args: Any) -> dict[str, Any]:
         a = parse(p.HunkArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
@@ -151,10 +175,11 @@ def register(server: BatonServer) -> None:
         return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
 
     @server.command(p.ACCEPT_EDITED)
+    @clear_errors
     async def accept_edited(ls: BatonServer, *args: Any) -> dict[str, Any]:
         a = parse(p.AcceptEditedArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
-        edited = list(split_lines(a.text))
+        edited = list(split_lines(await keep_line_end(ls, ws, hunk, a.text)))
         hunk = await decide(
             ws, task_id, hunk.id, Decision.ACCEPTED, edited=edited, reviewer="editor"
         )
@@ -163,6 +188,7 @@ def register(server: BatonServer) -> None:
         return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
 
     @server.command(p.REJECT)
+    @clear_errors
     async def reject(ls: BatonServer, *args: Any) -> dict[str, Any]:
         a = parse(p.RejectArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
@@ -173,18 +199,21 @@ def register(server: BatonServer) -> None:
         return {"hunk": hunk_view(ls, ws, task_id, hunk)}
 
     @server.command(p.ACCEPT_ALL)
+    @clear_errors
     async def accept_all(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
         done = await decide_many(ls, parse(p.ScopeArgs, args), Decision.ACCEPTED)
         await ls.changed([h["uri"] for h in done], "review")
         return done
 
     @server.command(p.REJECT_ALL)
+    @clear_errors
     async def reject_all(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
         done = await decide_many(ls, parse(p.ScopeArgs, args), Decision.REJECTED)
         await ls.changed([h["uri"] for h in done], "review")
         return done
 
     @server.command(p.APPLY)
+    @clear_errors
     async def apply(ls: BatonServer, *args: Any) -> list[dict[str, str]]:
         wanted = parse(p.HunkArgs, args) if args else None
         results = []
@@ -200,14 +229,19 @@ def register(server: BatonServer) -> None:
         return results
 
     @server.command(p.REFRESH)
+    @clear_errors
     async def refresh(ls: BatonServer, *args: Any) -> None:
-        await ls.open_workspaces([])
+        from .live import restore
+
+        if opened := await ls.open_workspaces([]):
+            await restore(ls, opened)
         for ws in ls.workspaces.values():
             for task_id in await ws.task_ids():
                 ws.forget(task_id)
         await ls.changed(await ls.affected_uris(), "review")
 
     @server.command(p.DIFF)
+    @clear_errors
     async def diff(ls: BatonServer, *args: Any) -> dict[str, Any]:
         from .custom import hunk_content
 

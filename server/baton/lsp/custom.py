@@ -14,6 +14,7 @@ from ..hunks import render_hunk
 from ..models import HunkState, HunkStatus, TaskState
 from ..workspace import Workspace
 from . import protocol as p
+from .errors import clear_errors
 from .server import BatonServer
 
 M = TypeVar("M", bound=BaseModel)
@@ -92,6 +93,7 @@ async def hunk_content(
 
 def register(server: BatonServer) -> None:
     @server.feature(p.TASKS)
+    @clear_errors
     async def tasks(ls: BatonServer, params: Any) -> dict[str, Any]:
         out = []
         for ws in ls.workspaces.values():
@@ -101,6 +103,7 @@ def register(server: BatonServer) -> None:
         return {"version": p.PROTOCOL_VERSION, "tasks": out}
 
     @server.feature(p.TASK)
+    @clear_errors
     async def task(ls: BatonServer, params: Any) -> dict[str, Any]:
         a = parse_params(p.TaskArgs, params)
         for ws in ls.workspaces.values():
@@ -119,6 +122,7 @@ def register(server: BatonServer) -> None:
         raise ValueError(f"no task {a.task_id!r}")
 
     @server.feature(p.HUNK)
+    @clear_errors
     async def hunk(ls: BatonServer, params: Any) -> dict[str, Any]:
         a = parse_params(p.HunkArgs, params)
         ws, task_id, found = await ls.find_hunk(a.hunk_id, a.task_id)

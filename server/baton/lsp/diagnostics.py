@@ -20,6 +20,7 @@ SEVERITY = {
     Shown.IN_BUFFER: types.DiagnosticSeverity.Hint,
     Shown.APPLIED: types.DiagnosticSeverity.Hint,
     Shown.STALE: types.DiagnosticSeverity.Warning,
+    Shown.CONFLICT: types.DiagnosticSeverity.Warning,
 }
 
 
@@ -31,6 +32,7 @@ def message(p: Placed) -> str:
         Shown.IN_BUFFER: f"Accepted and in the buffer; save to apply: {s}",
         Shown.APPLIED: f"Applied: {s}",
         Shown.STALE: f"Stale: the code under this proposal changed ({s})",
+        Shown.CONFLICT: f"Accepted but not applied: {p.hunk.conflict} ({s})",
     }[p.shown]
 
 
@@ -52,20 +54,24 @@ def diagnostics_for(ls: BatonServer, view: FileView) -> list[types.Diagnostic]:
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
-        await ls.republish([params.text_document.uri])
+        async with ls.working():
+            await ls.republish([params.text_document.uri])
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         if uri in ls.views:
-            await ls.republish([uri])
+            async with ls.working():
+                await ls.republish([uri])
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:
         from .commands import settle_file
 
-        await settle_file(ls, params.text_document.uri)
+        async with ls.working():
+            await settle_file(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None:
-        await ls.republish([params.text_document.uri])
+        async with ls.working():
+            await ls.republish([params.text_document.uri])

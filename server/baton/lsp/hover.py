@@ -13,7 +13,7 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
         line = params.position.line
-        placed = ls.placed_at(params.text_document.uri, line, line)
+        placed = await ls.placed_at(params.text_document.uri, line, line)
         if not placed:
             return None
         parts = []

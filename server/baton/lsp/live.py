@@ -42,9 +42,12 @@ async def snapshot(ls: BatonServer) -> Snapshot:
     }
 
 
-async def restore(ls: BatonServer) -> None:
+async def restore(ls: BatonServer, roots: list[Path]) -> None:
+    """Settle what a crash left half-done (from the files on disk), publish, and say what
+    was restored — for the folders opened at start-up and for each one opened later."""
     summaries = []
-    for ws in ls.workspaces.values():
+    for root in roots:
+        ws = ls.workspaces[root]
         for task_id in await ws.task_ids():
             try:
                 await recover_effects(ws, task_id)
@@ -75,21 +78,27 @@ async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:
 
 async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) -> None:
     since_discovery = 0.0
+    failing: dict[Path, str] = {}
     while True:
         await asyncio.sleep(POLL_S)
         moved = False
         since_discovery += POLL_S
         if since_discovery >= DISCOVER_S:  # an agent may create a database at any time
             since_discovery = 0.0
-            known = len(ls.workspaces)
-            await ls.open_workspaces([])
-            moved = len(ls.workspaces) != known
+            if opened := await ls.open_workspaces([]):
+                for root in opened:
+                    versions[root] = await ls.workspaces[root].store.data_version()
+                await restore(ls, opened)
+                before = await snapshot(ls)
         for root, ws in list(ls.workspaces.items()):
             try:
                 version = await ws.store.data_version()
             except StoreError as e:
-                ls.log_to_client(f"Baton: {e}")
+                if str(e) != failing.get(root):  # say it once, not every 50 ms
+                    failing[root] = str(e)
+                    ls.log_to_client(f"Baton: {e}")
                 continue
+            failing.pop(root, None)
             moved = moved or versions.get(root, version) != version
             versions[root] = version
         if not moved:
@@ -160,14 +169,17 @@ def _roots(ls: BatonServer) -> list[Path]:
 def register(server: BatonServer) -> None:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
-        await ls.open_workspaces(_roots(ls))
+        opened = await ls.open_workspaces(_roots(ls))
         if not ls.workspaces:
             ls.log_to_client(
-                "Baton: no .baton/baton.db in this workspace yet; "
+                "Baton: no usable .baton/baton.db in this workspace yet; "
                 "waiting for an agent to start a task"
             )
-        versions, before = await baseline(ls)
-        await restore(ls)
+        try:
+            versions, before = await baseline(ls)
+            await restore(ls, opened)
+        finally:
+            ls.ready.set()
         ls.run_task(watch(ls, versions, before), "watching for agent commits")
 
     @server.feature(types.SHUTDOWN)
@@ -185,5 +197,5 @@ def register(server: BatonServer) -> None:
             ws: Workspace | None = ls.workspaces.pop(root, None)
             if ws is not None:
                 await ws.close()
-        await ls.open_workspaces(Path(to_fs_path(f.uri) or "") for f in params.event.added)
-        await ls.changed(await ls.affected_uris(), "restore")
+        opened = await ls.open_workspaces(Path(to_fs_path(f.uri) or "") for f in params.event.added)
+        await restore(ls, opened)

@@ -104,6 +104,7 @@ class HunkContent(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
+    version: int = PROTOCOL_VERSION
     hunk: HunkView
     base: str
     """Context before, old lines, context after."""
@@ -113,7 +114,8 @@ class HunkContent(BaseModel):
 
 
 class StateChange(BaseModel):
-    """`baton/didChangeState`: which tasks and files changed; clients re-request."""
+    """`baton/didChangeState`: the files whose hunks changed, and the workspace's tasks;
+    rich clients re-request what they show."""
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 

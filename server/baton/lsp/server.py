@@ -9,9 +9,10 @@ updates) read that and ask the server to re-place and re-publish after anything 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import Coroutine, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +32,7 @@ from ..workspace import Workspace, database_path
 log = logging.getLogger(__name__)
 
 SHOWN_STATUSES = (HunkStatus.PENDING, HunkStatus.ACCEPTED, HunkStatus.APPLIED)
+READY_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +64,16 @@ class BatonServer(LanguageServer):
         self.instance_id = uuid.uuid4().hex
         """Names this server process in effects only one process may carry out."""
         self._bodies: dict[str, HunkBody] = {}
+        self._unopenable: dict[Path, tuple[float, int]] = {}
+        """Databases that failed to open, by the file's (mtime, size) at the time."""
         self._background: set[asyncio.Task[Any]] = set()
         self._lock = asyncio.Lock()
+        self.ready = asyncio.Event()
+        """Set once start-up has opened the stores and published: requests that read
+        hunks wait for it instead of answering 'nothing here' too early."""
+        self._busy = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     # --- background work --------------------------------------------------------------
 
@@ -89,22 +99,37 @@ class BatonServer(LanguageServer):
 
     # --- workspaces -------------------------------------------------------------------
 
-    async def open_workspaces(self, roots: Iterable[Path]) -> None:
-        """Open each folder's database if it has one; others are tried again later
-        (an agent may create it at any time), so nothing is created by the editor."""
+    async def open_workspaces(self, roots: Iterable[Path]) -> list[Path]:
+        """Open each folder's database if it has one and return the folders newly opened.
+
+        Folders without one are tried again later (an agent may create it at any time),
+        so the editor never creates a database. A database that cannot be opened is
+        reported once, and tried again only when its file changes.
+        """
         for root in roots:
             root = root.resolve()
             if root not in self.roots:
                 self.roots.append(root)
+        opened = []
         for root in self.roots:
-            if root in self.workspaces or not database_path(root).exists():
+            db = database_path(root)
+            if root in self.workspaces or not db.exists():
+                continue
+            stamp = _file_stamp(db)
+            if self._unopenable.get(root) == stamp:
                 continue
             try:
                 self.workspaces[root] = await Workspace.open(root, create=False)
             except StoreError as e:
-                self.tell(f"Baton cannot open {database_path(root)}: {e}", types.MessageType.Error)
+                self._unopenable[root] = stamp
+                self.tell(f"Baton cannot use {db}: {e}", types.MessageType.Error)
+                continue
+            self._unopenable.pop(root, None)
+            opened.append(root)
+        return opened
 
     async def close(self) -> None:
+        await self.until_idle(timeout=10)
         for task in list(self._background):
             task.cancel()
         for ws in self.workspaces.values():
@@ -138,18 +163,21 @@ class BatonServer(LanguageServer):
     async def find_hunk(
         self, hunk_id: str, task_id: str | None
     ) -> tuple[Workspace, str, HunkState]:
+        """A hunk by id or unique prefix, across every workspace folder (and task)."""
+        found: list[tuple[Workspace, str, HunkState]] = []
         for ws in self.workspaces.values():
-            for tid in [task_id] if task_id else await ws.task_ids():
-                try:
-                    state = await ws.state(tid)
-                except StoreError:
+            for tid in await ws.task_ids():
+                if task_id and tid != task_id:
                     continue
+                state = await ws.state(tid)
                 if hunk_id in state.hunks:
                     return ws, tid, state.hunks[hunk_id]
-                matches = [h for h in state.hunks.values() if h.id.startswith(hunk_id)]
-                if len(matches) == 1:
-                    return ws, tid, matches[0]
-        raise ValueError(f"no hunk {hunk_id!r} in this workspace")
+                found += [(ws, tid, h) for h in state.hunks.values() if h.id.startswith(hunk_id)]
+        if not found:
+            raise ValueError(f"no hunk {hunk_id!r} in this workspace")
+        if len(found) > 1:
+            raise ValueError(f"hunk id {hunk_id!r} is ambiguous: {len(found)} hunks match")
+        return found[0]
 
     # --- placing hunks in text --------------------------------------------------------
 
@@ -225,6 +253,11 @@ class BatonServer(LanguageServer):
         change = StateChange(tasks=tasks, uris=uris, reason=reason)
         self.protocol.notify(DID_CHANGE_STATE, change.model_dump(mode="json", by_alias=True))
 
+    def edits_buffers(self) -> bool:
+        """Whether the client applies `workspace/applyEdit` (Vim's ALE says it does not)."""
+        caps = self.client_capabilities.workspace
+        return bool(caps and caps.apply_edit)
+
     def refresh_code_lenses(self) -> None:
         caps = self.client_capabilities.workspace
         if caps and caps.code_lens and caps.code_lens.refresh_support:
@@ -237,9 +270,37 @@ class BatonServer(LanguageServer):
         except Exception as e:
             log.warning("the client refused workspace/codeLens/refresh: %s", e)
 
-    def placed_at(self, uri: str, start: int, end: int) -> list[Placed]:
-        """Hunks of `uri` whose lines meet the line range [start, end]."""
+    @contextlib.asynccontextmanager
+    async def working(self) -> AsyncIterator[None]:
+        """Mark store work in flight, so shutdown closes the stores only after it."""
+        self._busy += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            if self._busy == 0:
+                self._idle.set()
+
+    async def until_idle(self, timeout: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), timeout)
+
+    async def view(self, uri: str) -> FileView | None:
+        """The file's placed hunks, re-placed first if the buffer moved on since (a
+        request can overtake the re-publish its didChange started)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ready.wait(), READY_TIMEOUT_S)
         view = self.views.get(uri)
+        doc = self.workspace.text_documents.get(uri)
+        if view is not None and doc is not None and doc.version != view.version:
+            await self.republish([uri])
+            view = self.views.get(uri)
+        return view
+
+    async def placed_at(self, uri: str, start: int, end: int) -> list[Placed]:
+        """Hunks of `uri` whose lines meet the line range [start, end]."""
+        view = await self.view(uri)
         return [
             p
             for p in (view.placed if view else [])
@@ -260,6 +321,14 @@ class BatonServer(LanguageServer):
             tail = lines[last].rstrip("\r\n")
             end = types.Position(last, self.workspace.position_codec.client_num_units(tail))
         return types.Range(types.Position(start, 0), end)
+
+
+def _file_stamp(path: Path) -> tuple[float, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (0.0, -1)
+    return (st.st_mtime, st.st_size)
 
 
 def build_server() -> BatonServer:

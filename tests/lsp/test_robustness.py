@@ -1,0 +1,152 @@
+"""Bad input never kills the server: wrong arguments get InvalidParams, broken frames are
+skipped, an unusable database is said once, and an undo saved by the developer stands."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import client_capabilities
+
+from baton.agent import Worker
+from baton.models import HunkStatus
+from baton.workspace import Workspace
+
+from .conftest import CALC, REPO, Editor, start_editor, stop_editor
+
+CAPS = client_capabilities("visual-studio-code")
+
+
+async def test_wrong_arguments_are_invalid_params_without_traceback(editor: Editor) -> None:
+    uri = editor.uri("calc.py")
+    await editor.until(lambda: editor.diagnostics(uri))
+    for args in ([], [{"hunkId": "zzzzzz"}], [{"hunkId": 3}], ["text"], [{"hunkId": "ab", "x": 1}]):
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.command("baton.accept", *args)
+        assert caught.value.code == -32602, caught.value
+        assert not (caught.value.data or {}).get("traceback")
+    with pytest.raises(JsonRpcException) as caught:
+        await editor.command("baton.reject", {"hunkId": "f"})  # too short
+    assert caught.value.code == -32602
+
+
+async def test_an_undo_saved_by_the_developer_is_final(editor: Editor, seeded: Path) -> None:
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    hunk = diags[1].data["hunkId"]
+    await editor.command("baton.accept", {"hunkId": hunk})
+    await editor.until(lambda: "return 50" in editor.docs[uri].source)
+    editor.type(uri, CALC)  # undo
+    editor.save(uri)
+    shown = await editor.until(
+        lambda: [
+            d
+            for d in editor.diagnostics(uri)
+            if d.data["hunkId"] == hunk and d.data["status"] == "conflict"
+        ]
+    )
+    assert shown[0].severity == types.DiagnosticSeverity.Warning
+    assert "undone" in shown[0].message
+    assert (seeded / "calc.py").read_text() == CALC  # never written behind the editor
+    async with await Workspace.open(seeded) as ws:
+        state = await ws.state("tidy")
+        assert state.hunks[hunk].status == HunkStatus.ACCEPTED
+        assert "undone" in (state.hunks[hunk].conflict or "")
+
+
+async def test_a_corrupt_database_is_said_once_and_the_server_lives(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / ".baton").mkdir(parents=True)
+    (root / ".baton" / "baton.db").write_bytes(b"garbage" * 1000)
+    editor = await start_editor(root, CAPS)
+    try:
+        await editor.until(lambda: editor.messages)
+        await asyncio.sleep(2.2)  # two rounds of looking for databases
+        errors = [m for m in editor.messages if m.type == types.MessageType.Error]
+        assert len(errors) == 1 and "cannot use" in errors[0].message
+        assert "corrupt" in errors[0].message
+        tasks = await editor.client.protocol.send_request_async("baton/tasks", None)
+        assert tasks.tasks == []
+    finally:
+        await stop_editor(editor)
+
+
+async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "calc.py").write_text(CALC)
+    editor = await start_editor(root, CAPS)
+    try:
+        async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+            task = await worker.begin("Late", task_id="late")
+            await task.propose("calc.py", CALC.replace("return 3\n", "return 33\n"))
+        uri = editor.uri("calc.py")
+        await editor.until(lambda: editor.diagnostics(uri), timeout=5)
+        await editor.until(
+            lambda: any("Restored task 'Late'" in m.message for m in editor.messages)
+        )
+    finally:
+        await stop_editor(editor)
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
+    length = 0
+    while (line := await stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(await stream.readexactly(length))  # type: ignore[no-any-return]
+
+
+async def test_broken_frames_do_not_kill_the_server(seeded: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        "serve",
+        cwd=REPO,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdin and proc.stdout
+    init = {"processId": None, "rootUri": seeded.as_uri(), "capabilities": {}}
+    for body in (
+        b"{not json",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": 7}',
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": init}).encode(),
+        b'{"jsonrpc": "2.0", "id": 3, "method": "no/such/method", "params": {}}',
+        b'{"jsonrpc": "2.0", "id": 4, "method": "baton/hunk", "params": {"hunkId": "x"}}',
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 5, "method": "baton/task", "params": {"taskId": "x" * 100_000}}
+        ).encode(),
+    ):
+        proc.stdin.write(frame(body))
+    await proc.stdin.drain()
+    answered: dict[object, dict[str, object]] = {}
+    try:
+        # pygls cannot answer a frame that is not JSON (no id) and reports params it
+        # cannot structure (id 1) with window/showMessage instead of an error response.
+        while not {2, 3, 4, 5} <= set(answered):
+            message = await asyncio.wait_for(read_message(proc.stdout), 10)
+            if "id" in message:
+                answered[message["id"]] = message
+    except TimeoutError:
+        raise AssertionError(f"answered only {sorted(answered)}") from None
+    assert "result" in answered[2]
+    assert all("error" in answered[i] for i in (3, 4, 5))
+    assert proc.returncode is None  # still alive
+    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "id": 6, "method": "shutdown"}'))
+    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+    await proc.stdin.drain()
+    assert await asyncio.wait_for(proc.wait(), 10) == 0
