@@ -24,7 +24,7 @@ from .brief import render_markdown
 from .changes import ChangeRefused
 from .effects import EffectResult, apply_accepted, recover_effects
 from .hunks import DiffDoesNotApply, DiffError
-from .models import Decision, HunkStatus, StepStatus
+from .models import Decision, HunkState, HunkStatus, StepStatus
 from .paths import PathRefused
 from .review import ReviewRefused, decide, find_hunk
 from .store import (
@@ -179,7 +179,7 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
         data,
         lambda: table(
             [
-                (h.id, t, f"{h.path}:{h.base_line + 1}", h.status.value, h.summary[:60])
+                (h.id, t, f"{h.path}:{h.base_line + 1}", _status(h), h.summary[:60])
                 for t, h in hunks
             ],
             ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
@@ -205,6 +205,10 @@ async def cmd_log(args: argparse.Namespace) -> None:
     )
 
 
+def _status(hunk: HunkState) -> str:
+    return f"{hunk.status.value} (conflict)" if hunk.conflict else hunk.status.value
+
+
 def _short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -219,6 +223,8 @@ async def cmd_decide(args: argparse.Namespace) -> None:
     decision = Decision.ACCEPTED if args.command == "accept" else Decision.REJECTED
     edited = None
     if getattr(args, "edited", None):
+        if len(args.hunks) != 1:
+            raise ReviewRefused("--edited applies to one hunk at a time")
         text = sys.stdin.read() if args.edited == "-" else Path(args.edited).read_text("utf-8")
         edited = text.splitlines(keepends=True)
     async with await open_workspace(args) as ws:
@@ -532,6 +538,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `baton log | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return EXIT_OK
     except Exception as e:
         for kind, code in ERRORS:
             if isinstance(e, kind):

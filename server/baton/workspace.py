@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from .faults import crash_point
 from .fold import apply_in_place
 from .models import Op, StepSet, StepStatus, TaskState
-from .store import NewOp, SqliteStore, StoredCheckpoint, TaskNotFound, digest
+from .store import NewOp, SqliteStore, StoredCheckpoint, StoreUnavailable, TaskNotFound, digest
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,8 @@ class Workspace:
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     ) -> Workspace:
         root = root.resolve()
+        if not root.is_dir():
+            raise StoreUnavailable(f"workspace folder {root} does not exist")
         store = await SqliteStore.open(database_path(root), create=create)
         return cls(root, store, checkpoint_every)
 
