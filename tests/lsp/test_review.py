@@ -186,3 +186,24 @@ async def test_bad_requests_get_errors_and_the_server_lives(editor: Editor) -> N
         await editor.client.protocol.send_request_async("baton/task", {"taskId": "missing"})
     tasks = await editor.client.protocol.send_request_async("baton/tasks", None)
     assert len(tasks.tasks) == 1
+
+
+async def test_a_refused_edit_stays_accepted_and_apply_sends_it_again(
+    editor: Editor, seeded: Path
+) -> None:
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    hunk = diags[2].data["hunkId"]
+    editor.apply_edits = False
+    result = await editor.command("baton.accept", {"hunkId": hunk})
+    assert result["outcome"] == "deferred"
+    assert any("did not apply" in m.message for m in editor.messages)
+    assert (seeded / "calc.py").read_text() == CALC  # never written behind the editor
+    editor.apply_edits = True
+    (again,) = await editor.command("baton.apply", {"hunkId": hunk[:6]})
+    assert again["outcome"] == "in_buffer"
+    editor.save(uri)
+    await editor.until(lambda: by_status(editor, uri, "applied"))
+    assert (seeded / "calc.py").read_text().count("return 80") == 1

@@ -11,6 +11,7 @@ decision durable and the apply recoverable exactly once.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -163,6 +164,17 @@ async def decide_many(
     return done
 
 
+def decide_all(decision: Decision) -> Callable[..., Awaitable[list[dict[str, Any]]]]:
+    """`baton.acceptAll` / `baton.rejectAll`: every pending hunk of a file or a task."""
+
+    async def handler(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
+        done = await decide_many(ls, parse(p.ScopeArgs, args), decision)
+        await ls.changed([h["uri"] for h in done], "review")
+        return done
+
+    return handler
+
+
 def register(server: BatonServer) -> None:
     @server.command(p.ACCEPT)
     @clear_errors
@@ -198,33 +210,28 @@ def register(server: BatonServer) -> None:
         await ls.changed([ls.uri_for(ws, hunk.path)], "review")
         return {"hunk": hunk_view(ls, ws, task_id, hunk)}
 
-    @server.command(p.ACCEPT_ALL)
-    @clear_errors
-    async def accept_all(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
-        done = await decide_many(ls, parse(p.ScopeArgs, args), Decision.ACCEPTED)
-        await ls.changed([h["uri"] for h in done], "review")
-        return done
-
-    @server.command(p.REJECT_ALL)
-    @clear_errors
-    async def reject_all(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
-        done = await decide_many(ls, parse(p.ScopeArgs, args), Decision.REJECTED)
-        await ls.changed([h["uri"] for h in done], "review")
-        return done
+    for command, decision in ((p.ACCEPT_ALL, Decision.ACCEPTED), (p.REJECT_ALL, Decision.REJECTED)):
+        server.command(command)(clear_errors(decide_all(decision)))
 
     @server.command(p.APPLY)
     @clear_errors
     async def apply(ls: BatonServer, *args: Any) -> list[dict[str, str]]:
-        wanted = parse(p.HunkArgs, args) if args else None
+        """One hunk ({hunkId}), or every accepted hunk not applied yet (no argument)."""
+        if args:
+            a = parse(p.HunkArgs, args)
+            todo = [await ls.find_hunk(a.hunk_id, a.task_id)]
+        else:
+            todo = [
+                (ws, state.task_id, hunk)
+                for ws, state in await ls.states()
+                for hunk in state.hunks_with(HunkStatus.ACCEPTED)
+            ]
         results = []
-        for ws, state in await ls.states():
-            for hunk in state.hunks_with(HunkStatus.ACCEPTED):
-                if wanted and not hunk.id.startswith(wanted.hunk_id):
-                    continue
-                outcome = await apply_in_editor(ls, ws, state.task_id, hunk)
-                results.append(
-                    {"hunkId": hunk.id, "outcome": outcome, "uri": ls.uri_for(ws, hunk.path)}
-                )
+        for ws, task_id, hunk in todo:
+            outcome = await apply_in_editor(ls, ws, task_id, hunk)
+            results.append(
+                {"hunkId": hunk.id, "outcome": outcome, "uri": ls.uri_for(ws, hunk.path)}
+            )
         await ls.changed([r["uri"] for r in results], "review")
         return results
 

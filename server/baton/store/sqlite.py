@@ -183,13 +183,17 @@ def _insert(
         "VALUES (?, ?, ?, ?, ?, ?) RETURNING lsn",
         (op_id, task_id, epoch, kind.value, payload.model_dump_json(), at),
     ).fetchone()
+    return _op(lsn, NewOp(op_id, task_id, epoch, kind, payload), at)
+
+
+def _op(lsn: int, op: NewOp, at: float) -> Op:
     return Op(
         lsn=lsn,
-        op_id=op_id,
-        task_id=task_id,
-        epoch=epoch,
-        kind=kind,
-        payload=payload,
+        op_id=op.op_id,
+        task_id=op.task_id,
+        epoch=op.epoch,
+        kind=op.kind,
+        payload=op.payload,
         at=at,
     )
 
@@ -214,15 +218,7 @@ def _append(db: Db, op: NewOp, payload: str, at: float) -> Op:
             },
         ).fetchone()
         if row is not None:
-            return Op(
-                lsn=row[0],
-                op_id=op.op_id,
-                task_id=op.task_id,
-                epoch=op.epoch,
-                kind=op.kind,
-                payload=op.payload,
-                at=at,
-            )
+            return _op(row[0], op, at)
         return _explain_refusal(db, op, payload)
 
     return _transaction(db, body)
