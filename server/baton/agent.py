@@ -18,7 +18,6 @@ refused by the store instead of corrupting the task.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import secrets
@@ -47,7 +46,7 @@ from .models import (
     TaskState,
     derive_key,
 )
-from .store import LeaseHeld, NewOp, StaleEpoch, digest
+from .store import LeaseHeld, NewOp, StaleEpoch, StoreError, digest
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -304,12 +303,16 @@ class Task:
     async def finish(
         self, summary: str = "", outcome: Literal["done", "abandoned"] = "done"
     ) -> None:
+        """Close the task (fenced: a zombie cannot finish it) and leave a final checkpoint,
+        so whoever reads it later does not replay its history."""
         self.stop_heartbeat()
-        with contextlib.suppress(Exception):
-            await self.ws.checkpoint(self.id)
         await self.ws.store.finish(
             self.id, self.epoch, TaskFinished(summary=summary, outcome=outcome)
         )
+        try:
+            await self.ws.checkpoint(self.id)
+        except StoreError as e:  # finished all the same; a checkpoint is only a cache
+            log.warning("no final checkpoint for %s: %s", self.id, e)
 
     async def resume(self) -> HandoffBrief:
         return await handoff(self.ws, self.id)
