@@ -2,9 +2,11 @@
 
 This is where the log meets the fold. Appends go straight to the store (the hot path does
 no folding); state is brought up to date lazily from the log, and a checkpoint is written
-every `checkpoint_every` ops of a task and whenever a step is done, so that recovery is
-the newest valid checkpoint plus a short replay. Checkpoints are only a cache: a corrupt
-or missing one falls back to an older one or to a full replay, with the same result.
+whenever a step is done and every `checkpoint_every` ops of a task — or, for a task whose
+state has grown large, once the ops since the last checkpoint would take as long to
+replay as a checkpoint takes to write. Recovery is the newest valid checkpoint plus a
+short replay. Checkpoints are only a cache: a corrupt or missing one falls back to an
+older one or to a full replay, with the same result.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ log = logging.getLogger(__name__)
 DB_ENV = "BATON_DB"
 DEFAULT_CHECKPOINT_EVERY = 256
 """Ops of one task between checkpoints; chosen from bench/recovery (docs/performance.md)."""
+BYTES_PER_REPLAYED_OP = 660
+"""Measured in bench/: replaying one op costs about as much as writing 660 bytes of
+checkpoint, so a checkpoint of S bytes is worth writing only every S / 660 ops. This keeps
+a long task's appends from paying for ever larger snapshots every 256 ops, while its
+recovery stays bounded (a replay as long as one checkpoint write)."""
 
 
 def database_path(root: Path) -> Path:
@@ -60,6 +67,7 @@ class Workspace:
         self.checkpoint_every = checkpoint_every
         self._states: dict[str, TaskState] = {}
         self._unsaved: defaultdict[str, int] = defaultdict(int)
+        self._checkpoint_size: defaultdict[str, int] = defaultdict(int)
 
     @classmethod
     async def open(
@@ -91,9 +99,12 @@ class Workspace:
         crash_point("append.after")
         self._unsaved[op.task_id] += 1
         step_done = isinstance(op.payload, StepSet) and op.payload.status == StepStatus.DONE
-        if self._unsaved[op.task_id] >= self.checkpoint_every or step_done:
+        if step_done or self._unsaved[op.task_id] >= self._interval(op.task_id):
             await self.checkpoint(op.task_id)
         return stored
+
+    def _interval(self, task_id: str) -> int:
+        return max(self.checkpoint_every, self._checkpoint_size[task_id] // BYTES_PER_REPLAYED_OP)
 
     async def state(self, task_id: str) -> TaskState:
         """The task's current state: cached, brought up to date from the log."""
@@ -114,6 +125,7 @@ class Workspace:
         while cp is not None:
             state = _load_checkpoint(cp)
             if state is not None:
+                self._checkpoint_size[task_id] = len(cp.data)
                 break
             skipped += 1
             log.warning(
@@ -135,6 +147,7 @@ class Workspace:
         data = state.model_dump_json().encode()
         await self.store.write_checkpoint(StoredCheckpoint(task_id, state.lsn, data, digest(data)))
         self._unsaved[task_id] = 0
+        self._checkpoint_size[task_id] = len(data)
 
     async def task_ids(self) -> list[str]:
         return [t.task_id for t in await self.store.tasks()]

@@ -231,3 +231,21 @@ def test_database_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("BATON_DB")
     assert database_path(Path("/any")) == Path("/any/.baton/baton.db")
     assert os.sep == "/"
+
+
+async def test_large_states_are_checkpointed_less_often(project: Path) -> None:
+    async with await Workspace.open(project, checkpoint_every=5) as ws:
+        epoch = await started(ws)
+        for n in range(60):  # each note adds ~10 KB to the state
+            await ws.record(note(f"big{n}", f"{n} " + "x" * 10_000, epoch))
+        db = sqlite3.connect(ws.store.path)
+        lsns = [lsn for (lsn,) in db.execute("SELECT lsn FROM checkpoints ORDER BY lsn")]
+        sizes = [n for (n,) in db.execute("SELECT length(data) FROM checkpoints ORDER BY lsn")]
+        db.close()
+        # 5 ops, then every size/660 ops: ~15 at 50 KB, ~30 at 200 KB — not every 5.
+        assert len(lsns) <= 3 and lsns[0] > 5
+        gaps = [b - a for a, b in zip(lsns, lsns[1:], strict=False)]
+        assert all(gap >= sizes[i] // 660 for i, gap in enumerate(gaps))
+        state, recovery = await ws.recover("t")
+        assert state == rebuild("t", await ws.store.ops_after(0, "t"))
+        assert recovery.replayed <= sizes[-1] // 660
