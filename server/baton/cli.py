@@ -446,6 +446,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")
     s.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     s.set_defaults(run=None)
+    s = sub.add_parser("mcp", help="the agent API as an MCP server over stdio (LLM agents)")
+    s.add_argument("-w", "--workspace", help="workspace root (default: nearest .baton/)")
+    s.add_argument("--worker", default=None, help="worker id (default: host:pid)")
+    s.add_argument("--ttl", type=float, default=DEFAULT_TTL, help="lease seconds")
+    s.set_defaults(run=None)
     s = sub.add_parser("demo", help="run the end-to-end crash-and-takeover demo")
     s.add_argument("--keep", action="store_true", help="keep the demo workspace")
     s.set_defaults(run=None)
@@ -524,6 +529,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.worker = default_worker_id()
     if args.command == "serve":
         return serve(args.log_level)
+    if args.command == "mcp":
+        from .mcp_server import run_stdio
+
+        root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
+        return run_stdio(root, args.worker, args.ttl)
     if args.command == "demo":
         from .demo import run_demo
 

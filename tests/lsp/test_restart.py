@@ -95,9 +95,8 @@ async def test_restart_between_decisions_shows_the_same_picture(seeded: Path) ->
     try:
         await again.until(lambda: again.diagnostics(uri))
         assert [(d.range, d.message, d.severity, d.data) for d in again.diagnostics(uri)] == picture
-        assert "Restored task 'Tidy calc': 0 accepted, 2 pending review" in [
-            m.message for m in again.messages
-        ]
+        restored = "Restored task 'Tidy calc': 0 accepted, 2 pending review"
+        await again.until(lambda: restored in [m.message for m in again.messages])
         async with await Workspace.open(seeded) as ws:
             state = await ws.state("tidy")
             assert state.hunks[diags[1].data["hunkId"]].status == HunkStatus.REJECTED

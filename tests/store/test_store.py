@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sqlite3
 import stat
@@ -244,7 +245,7 @@ async def test_large_states_are_checkpointed_less_often(project: Path) -> None:
         db.close()
         # 5 ops, then every size/660 ops: ~15 at 50 KB, ~30 at 200 KB — not every 5.
         assert len(lsns) <= 3 and lsns[0] > 5
-        gaps = [b - a for a, b in zip(lsns, lsns[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(lsns)]
         assert all(gap >= sizes[i] // 660 for i, gap in enumerate(gaps))
         state, recovery = await ws.recover("t")
         assert state == rebuild("t", await ws.store.ops_after(0, "t"))

@@ -20,13 +20,13 @@ from pydantic import BaseModel, ValidationError
 from ..effects import EffectResult, apply_hunk, plan_apply, record_intent, settle
 from ..hunks import split_lines
 from ..models import Decision, HunkState, HunkStatus
-from ..placement import Shown
+from ..placement import Placed, Shown
 from ..review import decide
 from ..workspace import Workspace
 from . import protocol as p
 from .custom import hunk_view
 from .errors import clear_errors
-from .server import BatonServer, FileRef
+from .server import EDITOR, BatonServer, FileRef, FileView
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -50,23 +50,33 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
     # The file is open: the editor makes the write, never the disk behind its back.
     view = await ls.place_file(FileRef(ws, hunk.path, uri))
     here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
-    if here is not None and here.shown == Shown.IN_BUFFER:
-        return "in_buffer"  # already in the buffer: saving settles it
-    if here is None or here.shown != Shown.ACCEPTED:
+    if here is None or here.shown not in (Shown.ACCEPTED, Shown.IN_BUFFER):
+        if hunk.status == HunkStatus.APPLIED:
+            return "already"
+        if hunk.status != HunkStatus.ACCEPTED:
+            raise ValueError(f"hunk {hunk.id} is {hunk.status}, not accepted")
         ls.tell(
             f"Baton: hunk {hunk.id} no longer matches the buffer; it stays accepted, and "
             "the agent will re-propose it or apply it once the code matches again",
             types.MessageType.Warning,
         )
         return "stale"
+    if here.shown == Shown.ACCEPTED and not await send_edit(ls, uri, view, here):
+        return "deferred"  # nothing recorded: it stays accepted for `baton apply` or the agent
+    # The edit is in the buffer; the write to disk is the save. Record its intent now, from
+    # the file on disk, so the save (or recovery after a crash) settles it exactly once.
     state = await ws.state(task_id)
-    dangling = hunk.effect_id and state.effects[hunk.effect_id].status == "intent"
-    if not dangling:  # record the intent first, from the file on disk
+    if not (hunk.effect_id and state.effects[hunk.effect_id].status == "intent"):
         plan = await plan_apply(ws, task_id, hunk.id)
         if isinstance(plan, EffectResult):
             return plan.outcome
         if (settled := await record_intent(ws, plan)) is not None:
             return settled.outcome
+    return "in_buffer"
+
+
+async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> bool:
+    """Ask the editor to replace the hunk's lines, against the version it was placed in."""
     edit = types.TextEdit(
         range=edit_range(ls, view.lines, here.line, here.count), new_text="".join(here.new)
     )
@@ -87,17 +97,16 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
         else types.WorkspaceEdit(changes={uri: [edit]})
     )
     response = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=workspace_edit, label=f"Baton: accept {hunk.id}")
+        types.ApplyWorkspaceEditParams(edit=workspace_edit, label=f"Baton: accept {here.hunk.id}")
     )
     if not response.applied:
         ls.tell(
-            f"Baton: the editor did not apply hunk {hunk.id} "
+            f"Baton: the editor did not apply hunk {here.hunk.id} "
             f"({response.failure_reason or 'no reason given'}); it stays accepted and "
             "`baton apply` or the agent will write it",
             types.MessageType.Warning,
         )
-        return "deferred"
-    return "in_buffer"
+    return response.applied
 
 
 async def keep_line_end(ls: BatonServer, ws: Workspace, hunk: HunkState, text: str) -> str:
@@ -157,7 +166,9 @@ async def decide_many(
         ):
             if ref is not None and hunk.path != ref.path:
                 continue
-            decided = await decide(ws, state.task_id, hunk.id, decision, comment=scope.comment)
+            decided = await decide(
+                ws, state.task_id, hunk.id, decision, comment=scope.comment, reviewer=EDITOR
+            )
             if decision == Decision.ACCEPTED:
                 await apply_in_editor(ls, ws, state.task_id, decided)
             done.append(hunk_view(ls, ws, state.task_id, decided))
@@ -181,7 +192,7 @@ def register(server: BatonServer) -> None:
     async def accept(ls: BatonServer, *args: Any) -> dict[str, Any]:
         a = parse(p.HunkArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
-        hunk = await decide(ws, task_id, hunk.id, Decision.ACCEPTED, reviewer="editor")
+        hunk = await decide(ws, task_id, hunk.id, Decision.ACCEPTED, reviewer=EDITOR)
         outcome = await apply_in_editor(ls, ws, task_id, hunk)
         await ls.changed([ls.uri_for(ws, hunk.path)], "review")
         return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
@@ -192,9 +203,7 @@ def register(server: BatonServer) -> None:
         a = parse(p.AcceptEditedArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
         edited = list(split_lines(await keep_line_end(ls, ws, hunk, a.text)))
-        hunk = await decide(
-            ws, task_id, hunk.id, Decision.ACCEPTED, edited=edited, reviewer="editor"
-        )
+        hunk = await decide(ws, task_id, hunk.id, Decision.ACCEPTED, edited=edited, reviewer=EDITOR)
         outcome = await apply_in_editor(ls, ws, task_id, hunk)
         await ls.changed([ls.uri_for(ws, hunk.path)], "review")
         return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
@@ -205,7 +214,7 @@ def register(server: BatonServer) -> None:
         a = parse(p.RejectArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
         hunk = await decide(
-            ws, task_id, hunk.id, Decision.REJECTED, comment=a.comment, reviewer="editor"
+            ws, task_id, hunk.id, Decision.REJECTED, comment=a.comment, reviewer=EDITOR
         )
         await ls.changed([ls.uri_for(ws, hunk.path)], "review")
         return {"hunk": hunk_view(ls, ws, task_id, hunk)}
@@ -221,10 +230,11 @@ def register(server: BatonServer) -> None:
             a = parse(p.HunkArgs, args)
             todo = [await ls.find_hunk(a.hunk_id, a.task_id)]
         else:
-            todo = [
+            todo = [  # conflicts wait for the agent or an explicit retry of that hunk
                 (ws, state.task_id, hunk)
                 for ws, state in await ls.states()
                 for hunk in state.hunks_with(HunkStatus.ACCEPTED)
+                if hunk.conflict is None
             ]
         results = []
         for ws, task_id, hunk in todo:

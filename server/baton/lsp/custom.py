@@ -116,6 +116,7 @@ def register(server: BatonServer) -> None:
                     if h.status != HunkStatus.SUPERSEDED
                 ]
                 return {
+                    "version": p.PROTOCOL_VERSION,
                     "task": task_view(ws, state, info.worker, info.lease_expires),
                     "hunks": hunks,
                 }

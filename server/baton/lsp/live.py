@@ -18,12 +18,12 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..effects import recover_effects
-from ..models import EffectDone, EffectIntent, HunkStatus, OpKind, derive_key
+from ..effects import apply_hunk, settle
+from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
 from . import protocol as p
-from .server import BatonServer
+from .server import EDITOR, BatonServer
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,15 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
     for root in roots:
         ws = ls.workspaces[root]
         for task_id in await ws.task_ids():
-            try:
-                await recover_effects(ws, task_id)
-            except StoreError as e:
-                ls.tell(f"Baton could not settle task {task_id}: {e}", types.MessageType.Warning)
             state = await ws.state(task_id)
+            for effect in state.dangling_effects():
+                if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
+                    continue  # open in the editor: its save settles it, never a write behind it
+                try:
+                    await settle(ws, task_id, effect)
+                except StoreError as e:
+                    ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
+            await finish_editor_accepts(ls, ws, task_id)
             if state.status != "open":
                 continue
             accepted = len(state.hunks_with(HunkStatus.ACCEPTED, HunkStatus.APPLIED))
@@ -67,6 +71,22 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
         ls.tell(
             f"Restored task '{s['title']}': {s['accepted']} accepted, {s['pending']} pending review"
         )
+
+
+async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) -> None:
+    """An accept made in the editor applies at once; if the server died in between (before
+    the editor took the edit), finish it now, on disk, for files no editor has open."""
+    state = await ws.state(task_id)
+    for hunk in state.hunks_with(HunkStatus.ACCEPTED):
+        unsettled = hunk.effect_id is not None or hunk.conflict is not None
+        if hunk.reviewer != EDITOR or unsettled:
+            continue
+        if ls.uri_for(ws, hunk.path) in ls.workspace.text_documents:
+            continue
+        try:
+            await apply_hunk(ws, task_id, hunk.id)
+        except (StoreError, ValueError) as e:
+            ls.tell(f"Baton could not apply {hunk.id}: {e}", types.MessageType.Warning)
 
 
 async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:
@@ -121,41 +141,43 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
 
 async def announce(ls: BatonServer, keys: set[str]) -> None:
     """Tell the developer about new proposals once — not again after a restart, not from
-    a second editor window: the notice is an effect whose intent names this server as
-    its owner, so only the first process to record it shows it."""
+    a second editor window: each proposal's notice is an effect whose intent names this
+    server as its owner, so only the first process to record it tells it."""
     for ws, state in await ls.states():
-        hunks = [h for h in state.hunks_with(HunkStatus.PENDING) if f"{ws.root}:{h.id}" in keys]
-        if not hunks:
-            continue
-        effect_id = "notify-" + derive_key(*sorted({h.change_id for h in hunks}))[:16]
-        if effect_id in state.effects:
-            continue
-        intent = EffectIntent(
-            effect_id=effect_id,
-            kind="notify",
-            path=hunks[0].path,
-            hunk_ids=sorted(h.id for h in hunks),
-            pre_hash=None,
-            post_hash=None,
-            post_blob=None,
-            owner=ls.instance_id,
-        )
-        key = f"{state.task_id}:intent:{effect_id}"
-        try:
-            await ws.record(NewOp(key, state.task_id, 0, OpKind.EFFECT_INTENT, intent))
-        except OpConflict:
-            continue  # another window told the developer
-        files = len({h.path for h in hunks})
-        ls.tell(
-            f"Agent proposes {len(hunks)} change{'s' * (len(hunks) != 1)} in {files} "
-            f"file{'s' * (files != 1)} (task '{state.title}')"
-        )
-        done = EffectDone(effect_id=effect_id)
-        await ws.record(
-            NewOp(
-                f"{state.task_id}:settled:{effect_id}", state.task_id, 0, OpKind.EFFECT_DONE, done
+        won: list[HunkState] = []
+        by_change: dict[str, list[HunkState]] = {}
+        for h in state.hunks_with(HunkStatus.PENDING):
+            if f"{ws.root}:{h.id}" in keys:
+                by_change.setdefault(h.change_id, []).append(h)
+        for change_id, hunks in sorted(by_change.items()):
+            effect_id = f"notify-{change_id}"
+            if effect_id in state.effects:
+                continue
+            intent = EffectIntent(
+                effect_id=effect_id,
+                kind="notify",
+                path=hunks[0].path,
+                hunk_ids=sorted(h.id for h in hunks),
+                pre_hash=None,
+                post_hash=None,
+                post_blob=None,
+                owner=ls.instance_id,
             )
-        )
+            key = f"{state.task_id}:intent:{effect_id}"
+            try:
+                await ws.record(NewOp(key, state.task_id, 0, OpKind.EFFECT_INTENT, intent))
+            except OpConflict:
+                continue  # another window tells this one
+            won += hunks
+            done = EffectDone(effect_id=effect_id)
+            settled = f"{state.task_id}:settled:{effect_id}"
+            await ws.record(NewOp(settled, state.task_id, 0, OpKind.EFFECT_DONE, done))
+        if won:
+            files = len({h.path for h in won})
+            ls.tell(
+                f"Agent proposes {len(won)} change{'s' * (len(won) != 1)} in {files} "
+                f"file{'s' * (files != 1)} (task '{state.title}')"
+            )
 
 
 def _roots(ls: BatonServer) -> list[Path]:

@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 SHOWN_STATUSES = (HunkStatus.PENDING, HunkStatus.ACCEPTED, HunkStatus.APPLIED)
 READY_TIMEOUT_S = 10.0
+EDITOR = "editor"
+"""The reviewer name of decisions made through this server."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ class BatonServer(LanguageServer):
         self._bodies: dict[str, HunkBody] = {}
         self._unopenable: dict[Path, tuple[float, int]] = {}
         """Databases that failed to open, by the file's (mtime, size) at the time."""
+        self._told: dict[Path, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._lock = asyncio.Lock()
         self.ready = asyncio.Event()
@@ -121,10 +124,14 @@ class BatonServer(LanguageServer):
             try:
                 self.workspaces[root] = await Workspace.open(root, create=False)
             except StoreError as e:
-                self._unopenable[root] = stamp
-                self.tell(f"Baton cannot use {db}: {e}", types.MessageType.Error)
+                if self._told.get(root) != str(e):  # one message per distinct problem
+                    self._told[root] = str(e)
+                    self.tell(f"Baton: {e}", types.MessageType.Error)
+                if "locked" not in str(e):  # a lock passes; a damaged file waits for a change
+                    self._unopenable[root] = stamp
                 continue
             self._unopenable.pop(root, None)
+            self._told.pop(root, None)
             opened.append(root)
         return opened
 

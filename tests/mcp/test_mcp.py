@@ -1,0 +1,387 @@
+"""`baton mcp` end to end: the official MCP SDK client drives real `python -m baton mcp`
+subprocesses over stdio; the developer decides from this process through the store;
+servers are SIGKILLed mid-task and a new one takes the task over."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+# Not `from mcp import …`: with tests/ in ruff's `src`, this folder makes a bare `mcp` look
+# first-party to the import sorter.
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from baton.brief import FileBrief, HandoffBrief, HunkBrief
+from baton.mcp_server import NEW_TASK, bound_brief
+from baton.models import Decision, HunkStatus, OpKind, Remark
+from baton.review import decide
+from baton.workspace import Workspace
+
+REPO = Path(__file__).resolve().parents[2]
+
+TOOLS = {
+    "list_tasks",
+    "begin_task",
+    "claim_task",
+    "release_task",
+    "resume",
+    "read_file",
+    "list_folder",
+    "set_step",
+    "add_note",
+    "propose_change",
+    "review_status",
+    "wait_for_review",
+    "apply_accepted",
+    "finish_task",
+}
+
+APP = "".join(
+    [
+        "def add(a, b):\n",
+        "    return a + b\n",
+        "\n\n",
+        "def sub(a, b):\n",
+        "    return a - b\n",
+        "\n\n",
+        "def mul(a, b):\n",
+        "    return a * b\n",
+    ]
+)
+# Three hunks: add (accepted), sub (rejected), mul (accepted).
+NEW_APP = (
+    APP.replace("def add(a, b):", "def add(a: int, b: int) -> int:")
+    .replace("def sub(a, b):", "def sub(a: int, b: int) -> int:")
+    .replace("def mul(a, b):", "def mul(a: int, b: int) -> int:")
+)
+WITHOUT_SUB = NEW_APP.replace("def sub(a: int, b: int) -> int:", "def sub(a, b):")
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text(APP)
+    (root / "README.md").write_text("calc\n")
+    (tmp_path / "outside.txt").write_text("secret\n")
+    return root
+
+
+@contextlib.asynccontextmanager
+async def baton_mcp(
+    root: Path, *, ttl: float = 0.5, mode: str = "auto", worker: str | None = None
+) -> AsyncIterator[Client]:
+    """`python -m baton mcp -w ROOT` behind the SDK's own client; stderr to a file."""
+    args = ["-m", "baton", "mcp", "-w", str(root), "--ttl", str(ttl)]
+    if worker:
+        args += ["--worker", worker]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=REPO)
+    with (root.parent / "mcp-stderr.txt").open("a") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            yield client
+
+
+def stderr_of(root: Path) -> str:
+    path = root.parent / "mcp-stderr.txt"
+    return path.read_text() if path.exists() else ""
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+    assert not result.is_error, f"{tool} failed: {text}"
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def refused(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error, f"{tool} should have failed: {result.structured_content}"
+    (content,) = result.content
+    text: str = content.text  # type: ignore[union-attr]
+    assert text and "\n" not in text, f"not one line: {text!r}"
+    return text
+
+
+def kill(worker: str) -> None:
+    """The default worker id is host:pid: SIGKILL that process (the server)."""
+    os.kill(int(worker.rsplit(":", 1)[1]), signal.SIGKILL)
+
+
+async def developer(
+    root: Path, task_id: str, hunk_id: str, decision: Decision, comment: str = ""
+) -> None:
+    async with await Workspace.open(root) as ws:
+        await decide(ws, task_id, hunk_id, decision, comment=comment)
+
+
+async def op_kinds(root: Path, task_id: str) -> Counter[str]:
+    async with await Workspace.open(root) as ws:
+        ops = await ws.store.ops_after(0, task_id)
+    assert len({o.op_id for o in ops}) == len(ops)
+    return Counter(o.kind.value for o in ops)
+
+
+def ids(hunks: list[dict[str, Any]]) -> list[str]:
+    return [h["id"] for h in hunks]
+
+
+async def test_an_agent_does_a_whole_task_through_mcp(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    # "legacy": the initialize handshake that today's editors and agents use.
+    async with baton_mcp(root, ttl=30, mode="legacy") as c:
+        assert {t.name for t in (await c.list_tools()).tools} == TOOLS
+        claimed = await ok(c, "begin_task", title="Typed calc", instruction="Add type hints")
+        tid = claimed["task_id"]
+        assert claimed["epoch"] == 1 and claimed["next_actions"] == [NEW_TASK]
+        fresh = await c.call_tool("resume", {"task_id": tid})
+        assert NEW_TASK in fresh.content[0].text  # type: ignore[union-attr]
+        listing = await ok(c, "list_folder", task_id=tid)
+        assert listing["entries"] == ["README.md", "app.py"]  # never .baton/
+        read = await c.call_tool("read_file", {"task_id": tid, "path": "app.py"})
+        assert read.content[0].text == APP  # type: ignore[union-attr]
+        await ok(c, "set_step", task_id=tid, name="add types", status="in_progress")
+        await ok(c, "add_note", task_id=tid, text="ints only", kind="decision")
+        proposed = await ok(
+            c, "propose_change", task_id=tid, path="app.py", content=NEW_APP, summary="types"
+        )
+        add, sub, mul = proposed["hunk_ids"]
+        assert proposed["pending"] == 3 and (root / "app.py").read_text() == APP
+
+        early = await ok(c, "wait_for_review", task_id=tid, timeout_seconds=0.2)
+        assert not early["all_decided"] and early["counts"] == {"pending": 3}
+
+        async def review() -> None:
+            await asyncio.sleep(0.2)  # while wait_for_review is waiting
+            await developer(root, tid, add, Decision.ACCEPTED)
+            await developer(root, tid, sub, Decision.REJECTED, "keep sub untyped")
+            await developer(root, tid, mul, Decision.ACCEPTED)
+
+        waited, _ = await asyncio.gather(
+            ok(c, "wait_for_review", task_id=tid, timeout_seconds=20), review()
+        )
+        assert waited["all_decided"] and waited["counts"] == {"accepted": 2, "rejected": 1}
+        rejected = [h for h in waited["hunks"] if h["status"] == "rejected"]
+        assert ids(rejected) == [sub] and rejected[0]["comment"] == "keep sub untyped"
+
+        applied = await ok(c, "apply_accepted", task_id=tid)
+        assert applied["conflicts"] == 0
+        assert {o["outcome"] for o in applied["outcomes"]} == {"applied"}
+        assert (root / "app.py").read_text() == WITHOUT_SUB
+        await ok(c, "set_step", task_id=tid, name="add types", status="done")
+        finished = await ok(c, "finish_task", task_id=tid, summary="typed add and mul")
+        assert finished["status"] == "done"
+
+        tasks = await c.read_resource("baton://tasks")
+        assert '"status": "done"' in tasks.contents[0].text  # type: ignore[union-attr]
+        brief = await c.read_resource(f"baton://tasks/{tid}/brief")
+        text = brief.contents[0].text  # type: ignore[union-attr]
+        assert "keep sub untyped" in text and "ints only" in text
+    kinds = await op_kinds(root, tid)
+    assert kinds[OpKind.CHANGE_PROPOSED] == 1 and kinds[OpKind.HUNK_REVIEWED] == 3
+    assert kinds[OpKind.EFFECT_DONE] == 2 and kinds[OpKind.TASK_FINISHED] == 1  # one per hunk
+    assert "Traceback" not in stderr_of(root)
+
+
+async def test_sigkilled_servers_hand_the_task_over(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    ttl = 0.5
+    async with baton_mcp(root, ttl=ttl) as a:
+        claimed = await ok(a, "begin_task", title="Typed calc", task_id="t1")
+        begun = time.monotonic()
+        await ok(a, "read_file", task_id="t1", path="app.py")
+        await ok(a, "set_step", task_id="t1", name="add types", status="awaiting_review")
+        add, sub, mul = (
+            await ok(a, "propose_change", task_id="t1", path="app.py", content=NEW_APP)
+        )["hunk_ids"]
+        async with baton_mcp(root, ttl=ttl) as b:
+            # Well past the ttl: only the heartbeats of a's server keep its lease.
+            await asyncio.sleep(max(0.0, begun + 3 * ttl - time.monotonic()))
+            assert "held by" in await refused(b, "claim_task", task_id="t1")
+
+            kill(claimed["worker"])  # after proposing: the lease is left to expire
+            await developer(root, "t1", add, Decision.ACCEPTED)
+            claimed = await ok(b, "claim_task", task_id="t1", wait_seconds=10)
+            assert claimed["epoch"] == 2
+            brief = (await ok(b, "resume", task_id="t1"))["brief"]
+            assert ids(brief["accepted"]) == [add] and ids(brief["pending"]) == [sub, mul]
+            await developer(root, "t1", sub, Decision.REJECTED, "keep sub untyped")
+            status = await ok(b, "review_status", task_id="t1")
+            assert status["counts"] == {"accepted": 1, "rejected": 1, "pending": 1}
+            kill(claimed["worker"])  # after a decision
+
+    async with baton_mcp(root) as c:
+        claimed = await ok(c, "claim_task", task_id="t1", wait_seconds=10)
+        assert claimed["epoch"] == 3
+        result = await c.call_tool("resume", {"task_id": "t1"})
+        markdown = result.content[0].text  # type: ignore[union-attr]
+        brief = result.structured_content["brief"]  # type: ignore[index]
+        assert ids(brief["accepted"]) == [add] and brief["accepted"][0]["status"] == "accepted"
+        assert ids(brief["pending"]) == [mul]
+        assert ids(brief["rejected"]) == [sub]
+        assert brief["rejected"][0]["comment"] == "keep sub untyped"
+        assert "keep sub untyped" in markdown and "Apply 1 accepted" in markdown
+        assert [s["status"] for s in brief["steps"]] == ["awaiting_review"]
+
+        # The new worker replays the proposal: same hunks, nothing asked twice.
+        again = await ok(c, "propose_change", task_id="t1", path="app.py", content=NEW_APP)
+        assert again["hunk_ids"] == [add, sub, mul]
+        decided = again["changes"][0]["already_decided"]
+        assert ids(decided) == [add, sub] and decided[1]["comment"] == "keep sub untyped"
+
+        await developer(root, "t1", mul, Decision.ACCEPTED)
+        await ok(c, "wait_for_review", task_id="t1", hunk_ids=[mul], timeout_seconds=10)
+        applied = await ok(c, "apply_accepted", task_id="t1")
+        assert applied["conflicts"] == 0
+        assert (root / "app.py").read_text() == WITHOUT_SUB
+        await ok(c, "finish_task", task_id="t1")
+
+    kinds = await op_kinds(root, "t1")
+    assert kinds[OpKind.CHANGE_PROPOSED] == 1
+    assert kinds[OpKind.TASK_CLAIMED] == 3
+    assert kinds[OpKind.HUNK_REVIEWED] == 3
+    assert kinds[OpKind.EFFECT_DONE] == 2  # add and mul, once each
+    assert "Traceback" not in stderr_of(root)
+
+
+async def test_repeated_calls_record_nothing_twice(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("begin_task", {"title": "Typed calc", "task_id": "t1"}),
+        ("read_file", {"task_id": "t1", "path": "app.py"}),
+        ("list_folder", {"task_id": "t1"}),
+        ("set_step", {"task_id": "t1", "name": "types", "status": "in_progress"}),
+        ("add_note", {"task_id": "t1", "text": "CRLF matters"}),
+        ("propose_change", {"task_id": "t1", "path": "app.py", "content": NEW_APP}),
+    ]
+    async with baton_mcp(root, ttl=30) as c:
+        first = [await ok(c, tool, **args) for tool, args in calls]
+        again = [await ok(c, tool, **args) for tool, args in calls]  # an LLM retrying
+        assert again[1:] == first[1:]
+        # begin_task: the same task and epoch; its next_actions reflect the progress since.
+        assert {**again[0], "next_actions": []} == {**first[0], "next_actions": []}
+        after_retry = await op_kinds(root, "t1")
+
+        for hid in first[-1]["hunk_ids"]:
+            await developer(root, "t1", hid, Decision.ACCEPTED)
+        applied = await ok(c, "apply_accepted", task_id="t1")
+        assert (await ok(c, "apply_accepted", task_id="t1"))["outcomes"] in (
+            [],
+            applied["outcomes"],
+        )
+    # A clean exit gives the lease up; a restarted server replays the same calls.
+    async with baton_mcp(root, ttl=30) as c:
+        replayed = [await ok(c, tool, **args) for tool, args in calls]
+        assert replayed[0]["task_id"] == "t1" and replayed[0]["epoch"] == 2
+        assert replayed[-1]["hunk_ids"] == first[-1]["hunk_ids"]
+        assert (root / "app.py").read_text() == NEW_APP
+        done = await ok(c, "finish_task", task_id="t1", summary="typed")
+        assert await ok(c, "finish_task", task_id="t1", summary="typed") == done
+
+    kinds = await op_kinds(root, "t1")
+    assert after_retry == Counter(
+        {
+            OpKind.TASK_CREATED: 1,
+            OpKind.TASK_CLAIMED: 1,
+            OpKind.CONTEXT_READ: 1,
+            OpKind.CONTEXT_LISTED: 1,
+            OpKind.STEP_SET: 1,
+            OpKind.CONTEXT_NOTE: 1,
+            OpKind.CHANGE_PROPOSED: 1,
+        }
+    )
+    assert kinds[OpKind.TASK_CREATED] == 1 and kinds[OpKind.TASK_CLAIMED] == 2
+    assert kinds[OpKind.CHANGE_PROPOSED] == 1 and kinds[OpKind.CONTEXT_NOTE] == 1
+    assert kinds[OpKind.EFFECT_DONE] == 3 and kinds[OpKind.TASK_FINISHED] == 1
+    # After a restart the file changed (our own applied hunks): the read is recorded anew.
+    assert kinds[OpKind.CONTEXT_READ] == 2
+
+
+async def test_bad_calls_are_one_line_tool_errors_and_the_server_stays_up(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path)
+    async with baton_mcp(root, ttl=5) as c, baton_mcp(root, ttl=5) as other:
+        await ok(c, "begin_task", title="t", task_id="t1")
+        await ok(other, "begin_task", title="elsewhere", task_id="t2")
+        malformed = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n-def nothing():\n+x\n"
+        stale = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-def nothing():\n+x\n"
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            ("begin_task", {}, "title"),
+            ("set_step", {"task_id": "t1", "name": "x", "status": "finished"}, "status"),
+            ("wait_for_review", {"task_id": "t1", "timeout_seconds": 9999}, "timeout_seconds"),
+            ("read_file", {"task_id": "t1", "path": "../outside.txt"}, ".."),
+            ("read_file", {"task_id": "t1", "path": "/etc/passwd"}, "/etc/passwd"),
+            ("read_file", {"task_id": "t1", "path": "missing.py"}, "missing.py"),
+            ("propose_change", {"task_id": "t1", "path": ".baton/x", "content": "x"}, ".baton"),
+            ("propose_change", {"task_id": "t1", "diff": "not a diff at all"}, "diff"),
+            ("propose_change", {"task_id": "t1", "diff": malformed}, "line 6"),
+            ("propose_change", {"task_id": "t1", "diff": stale}, "read_file"),
+            ("propose_change", {"task_id": "t1", "path": "app.py"}, "exactly one"),
+            ("propose_change", {"task_id": "t1", "path": "app.py", "content": APP}, "identical"),
+            ("wait_for_review", {"task_id": "t1", "hunk_ids": ["nope"]}, "nope"),
+            ("resume", {"task_id": "nope"}, "list_tasks"),
+            ("read_file", {"task_id": "t2", "path": "app.py"}, "claim_task"),
+            ("claim_task", {"task_id": "t2"}, "held by"),  # the other server's heartbeats
+            ("nonexistent_tool", {}, "nonexistent_tool"),
+        ]
+        for tool, args, needle in cases:
+            message = await refused(c, tool, **args)
+            assert needle in message, message
+            await ok(c, "read_file", task_id="t1", path="app.py")  # still up, still working
+
+        # A takeover behind this server's back: its next write is fenced, not recorded.
+        async with await Workspace.open(root) as ws:
+            info = await ws.store.task("t1")
+            assert info.worker is not None
+            await ws.store.release("t1", info.worker, info.epoch)
+            await ws.store.claim("t1", "intruder", 30)
+        message = await refused(c, "add_note", task_id="t1", text="zombie")
+        assert "took this task over" in message
+        step = {"name": "zombie", "status": "done"}
+        assert "took this task over" in await refused(c, "set_step", task_id="t1", **step)
+        assert (await ok(c, "list_tasks"))["tasks"][0]["worker"] == "intruder"
+    kinds = await op_kinds(root, "t1")
+    assert kinds[OpKind.CONTEXT_NOTE] == 0
+    assert "Traceback" not in stderr_of(root)
+
+
+def test_the_structured_brief_is_cut_like_the_markdown() -> None:
+    def hunks(status: HunkStatus, n: int) -> list[HunkBrief]:
+        return [
+            HunkBrief(id=f"{status}{i}", path="a.py", status=status, line=i, summary="")
+            for i in range(n)
+        ]
+
+    brief = HandoffBrief(
+        task_id="t",
+        title="t",
+        instruction="",
+        status="open",
+        epoch=1,
+        worker=None,
+        steps=[],
+        files_read=[FileBrief(path=f"f{i}", state="unchanged") for i in range(120)]
+        + [FileBrief(path="moved", state="changed")],
+        accepted=hunks(HunkStatus.ACCEPTED, 80),
+        pending=hunks(HunkStatus.PENDING, 70),
+        rejected=hunks(HunkStatus.REJECTED, 60),
+        remarks=[Remark(kind="note", text=f"n{i}", lsn=i) for i in range(90)]
+        + [Remark(kind="feedback", text="keep it", lsn=100)],
+        effects=[],
+        next_actions=[],
+    )
+    bounded, omitted = bound_brief(brief)
+    assert omitted == {"pending": 20, "files_read": 70, "notes": 40}
+    assert len(bounded.accepted) == 80 and len(bounded.rejected) == 60  # decisions: never cut
+    assert bounded.files_read[0].path == "moved" and len(bounded.files_read) == 51
+    assert [r.text for r in bounded.remarks][-2:] == ["n89", "keep it"]
+    assert len(bounded.remarks) == 51
