@@ -29,7 +29,7 @@ from typing import Literal
 
 from . import paths
 from .brief import HandoffBrief, build_brief
-from .changes import build_change
+from .changes import ChangeRefused, build_change
 from .effects import EffectResult, apply_accepted, content_hash, read_bytes, recover_effects
 from .hunks import parse_patch
 from .models import (
@@ -230,11 +230,29 @@ class Task:
     # --- changes ----------------------------------------------------------------------
 
     async def propose(self, path: str, content: str | None, summary: str = "") -> Proposal:
-        """Propose the complete new content of a file (None deletes it)."""
+        """Propose the complete new content of a file (None deletes it).
+
+        Proposing what the file already is, is refused — unless this task proposed exactly
+        that before (a replay after its hunks were applied): then the earlier proposal is
+        the answer, as the first call's was."""
         rel = paths.normalize(path)
         target = paths.resolve(self.ws.root, rel)
         new = content.encode("utf-8") if content is not None else None
-        return await self._propose(rel, read_bytes(target), new, summary)
+        try:
+            return await self._propose(rel, read_bytes(target), new, summary)
+        except ChangeRefused:
+            if (earlier := await self._earlier_proposal(rel, new)) is None:
+                raise
+            return earlier
+
+    async def _earlier_proposal(self, rel: str, new: bytes | None) -> Proposal | None:
+        new_hash = digest(new) if new is not None else None
+        state = await self.state()
+        matches = [c for c in state.changes.values() if c.path == rel and c.new_hash == new_hash]
+        if not matches:
+            return None
+        change = max(matches, key=lambda c: c.lsn)
+        return Proposal(change.id, rel, tuple(state.hunks[h] for h in change.hunk_ids))
 
     async def propose_diff(self, diff: str, summary: str = "") -> list[Proposal]:
         """Propose a unified diff of one or more files (git style or plain)."""

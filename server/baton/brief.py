@@ -143,7 +143,11 @@ def _next_actions(b: HandoffBrief) -> list[str]:
     current = [s.name for s in b.steps if s.status != StepStatus.DONE]
     if current:
         todo.append("Continue with: " + ", ".join(current) + ".")
-    return todo or ["All steps are done: check the result and finish the task."]
+    if todo:
+        return todo
+    if not b.steps and not (b.accepted or b.pending or b.rejected or b.files_read):
+        return ["New task: plan the steps, read what you need, then propose changes."]
+    return ["All steps are done: check the result and finish the task."]
 
 
 def render_markdown(b: HandoffBrief) -> str:

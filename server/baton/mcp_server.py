@@ -33,8 +33,8 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from . import __version__, paths
-from .agent import DEFAULT_TTL, Proposal, Task, Worker, default_worker_id, handoff
+from . import __version__
+from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
 from .brief import MAX_LISTED, FileBrief, HandoffBrief, HunkBrief, render_markdown
 from .changes import ChangeRefused
 from .effects import EffectResult
@@ -49,7 +49,6 @@ from .store import (
     TaskClosed,
     TaskExists,
     TaskNotFound,
-    digest,
 )
 
 log = logging.getLogger(__name__)
@@ -636,16 +635,7 @@ class BatonTools:
             else:
                 if not path:
                     raise ToolError("path is required with content or delete")
-                new = None if delete else content
-                try:
-                    proposals = [await task.propose(path, new, summary)]
-                except ChangeRefused:
-                    # The file already is what was proposed: a replay after the proposal
-                    # was accepted and applied. Answer as the first call did.
-                    earlier = await replayed_proposal(task, path, new)
-                    if earlier is None:
-                        raise
-                    proposals = [earlier]
+                proposals = [await task.propose(path, None if delete else content, summary)]
             changes = [
                 ProposedChange(
                     change_id=p.change_id,
@@ -761,18 +751,6 @@ class BatonTools:
             return render_markdown(with_new_task_hint(await handoff(self.w.ws, task_id)))
         except TaskNotFound as e:
             raise ResourceNotFoundError(str(e)) from e
-
-
-async def replayed_proposal(task: Task, path: str, new: str | None) -> Proposal | None:
-    """This task's latest proposal of exactly `new` for `path`, if there is one."""
-    rel = paths.normalize(path)
-    new_hash = digest(new.encode("utf-8")) if new is not None else None
-    state = await task.state()
-    matches = [c for c in state.changes.values() if c.path == rel and c.new_hash == new_hash]
-    if not matches:
-        return None
-    change = max(matches, key=lambda c: c.lsn)
-    return Proposal(change.id, rel, tuple(state.hunks[h] for h in change.hunk_ids))
 
 
 def outcome(r: EffectResult) -> Outcome:
