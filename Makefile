@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean editors
+.PHONY: demo test test-fast lint bench clean editors vscode
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,8 +26,18 @@ editors:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq neovim >/dev/null )
 
-test: $(STAMP) lint editors
+test: $(STAMP) lint editors vscode
 	$(BIN)/python -m pytest
+
+# The VS Code extension: type check, unit tests (node --test), and vscode-client/baton.vsix.
+# npm ci runs again only when the lock file changes.
+VSCODE := vscode-client
+$(VSCODE)/node_modules/.installed: $(VSCODE)/package.json $(VSCODE)/package-lock.json
+	cd $(VSCODE) && npm ci --no-audit --no-fund
+	touch $@
+
+vscode: $(VSCODE)/node_modules/.installed
+	cd $(VSCODE) && npm run check && npm test && npm run package
 
 # Inner loop: everything but the slow crash matrix.
 test-fast: $(STAMP) editors

@@ -1,0 +1,249 @@
+// The LanguageClient around `python -m baton serve` (stdio): start, stop, restart, and the
+// custom protocol's requests and notifications as typed calls and events.
+
+import { execFile } from 'node:child_process';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  MessageType,
+  RevealOutputChannelOn,
+  ServerOptions,
+  ShowMessageNotification,
+  ShowMessageParams,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { commandArguments, errorText, isProposalMessage, isServerRestoreMessage, notInstalledMessage } from './model';
+import * as p from './protocol';
+import { Interpreter, resolveInterpreter } from './python';
+
+export type ServerState = 'stopped' | 'starting' | 'running' | 'failed';
+
+const FOCUS_TASKS = 'baton.focusTasks';
+
+function versionOf(python: string, cwd: string | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(python, ['-m', 'baton', '--version'], { cwd, timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}${stderr ? `\n${stderr}` : ''}`));
+      else resolve(stdout.trim());
+    });
+  });
+}
+
+async function hasDatabase(): Promise<boolean> {
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    try {
+      await vscode.workspace.fs.stat(vscode.Uri.joinPath(folder.uri, '.baton', 'baton.db'));
+      return true;
+    } catch {
+      // not in this folder
+    }
+  }
+  return false;
+}
+
+export class BatonClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private serverState: ServerState = 'stopped';
+  private queue: Promise<void> = Promise.resolve();
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private readonly changeEmitter = new vscode.EventEmitter<p.StateChange>();
+  private readonly restoreEmitter = new vscode.EventEmitter<p.Restore>();
+
+  /** The server's state changed (started, stopped, failed to start). */
+  readonly onDidChangeServerState = this.stateEmitter.event;
+  /** `baton/didChangeState`. */
+  readonly onDidChangeState = this.changeEmitter.event;
+  /** `baton/didRestore`. */
+  readonly onDidRestore = this.restoreEmitter.event;
+
+  interpreter: Interpreter | undefined;
+
+  constructor(readonly output: vscode.LogOutputChannel) {}
+
+  get state(): ServerState {
+    return this.serverState;
+  }
+
+  private setState(state: ServerState): void {
+    if (state === this.serverState) return;
+    this.serverState = state;
+    void vscode.commands.executeCommand('setContext', 'baton.serverState', state);
+    this.stateEmitter.fire(state);
+  }
+
+  /** Start, stop and restart one at a time, in the order asked. */
+  private serial(work: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(work, work);
+    return this.queue;
+  }
+
+  start(): Promise<void> {
+    return this.serial(() => this.doStart());
+  }
+
+  stop(): Promise<void> {
+    return this.serial(() => this.doStop());
+  }
+
+  restart(): Promise<void> {
+    return this.serial(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client) return;
+    this.setState('starting');
+    const interpreter = await resolveInterpreter();
+    this.interpreter = interpreter;
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    this.output.info(`Python: ${interpreter.command} (from ${interpreter.source})`);
+    try {
+      this.output.info(`Server: ${await versionOf(interpreter.command, cwd)}`);
+    } catch (e) {
+      this.output.error(`${interpreter.command} -m baton --version failed: ${String(e)}`);
+      this.setState('failed');
+      await this.tellNotInstalled(interpreter);
+      return;
+    }
+
+    const serverOptions: ServerOptions = {
+      command: interpreter.command,
+      args: ['-m', 'baton', 'serve'],
+      transport: TransportKind.stdio,
+      options: cwd ? { cwd } : {},
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      middleware: {
+        // Tree-view menus hand the server's commands a tree node: send the strict argument
+        // object the server validates instead, and show its errors as one plain line.
+        executeCommand: (command, args) => this.executeCommand(command, commandArguments(command, args)),
+      },
+    };
+    // The id `baton` makes vscode-languageclient read `baton.trace.server`.
+    const client = new LanguageClient('baton', 'Baton', serverOptions, clientOptions);
+    client.onNotification(p.DID_CHANGE_STATE, (params: p.StateChange) => this.changeEmitter.fire(params));
+    client.onNotification(p.DID_RESTORE, (params: p.Restore) => this.restoreEmitter.fire(params));
+    // Replaces the client's default window/showMessage handler (same method, last wins).
+    client.onNotification(ShowMessageNotification.type, (params) => this.showMessage(params));
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.setState('running');
+      else if (e.newState === State.Starting) this.setState('starting');
+      else this.setState(this.client === client ? 'stopped' : this.serverState);
+    });
+    this.client = client;
+    try {
+      await client.start();
+      this.setState('running');
+    } catch (e) {
+      this.output.error(`Baton server did not start: ${String(e)}`);
+      this.client = undefined;
+      this.setState('failed');
+      await client.dispose().catch(() => undefined);
+      const choice = await vscode.window.showErrorMessage(
+        `Baton server did not start with ${interpreter.command}. See the output for details.`,
+        'Show Output',
+        'Restart',
+      );
+      if (choice === 'Show Output') this.output.show(true);
+      else if (choice === 'Restart') void this.restart();
+    }
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5_000);
+      } catch (e) {
+        this.output.warn(`Stopping the server: ${String(e)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.setState('stopped');
+  }
+
+  private async tellNotInstalled(interpreter: Interpreter): Promise<void> {
+    const text = notInstalledMessage(interpreter.command);
+    // In a workspace no agent uses yet, a missing Baton is not worth a pop-up.
+    if (!(await hasDatabase())) {
+      this.output.warn(text);
+      return;
+    }
+    const choice = await vscode.window.showErrorMessage(text, 'Set baton.python', 'Show Output', 'Retry');
+    if (choice === 'Set baton.python') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'baton.python');
+    } else if (choice === 'Show Output') {
+      this.output.show(true);
+    } else if (choice === 'Retry') {
+      void this.restart();
+    }
+  }
+
+  private showMessage(params: ShowMessageParams): void {
+    const text = params.message;
+    if (params.type === MessageType.Info && isServerRestoreMessage(text)) {
+      // Said by the extension instead, from baton/didRestore, with a Show button.
+      this.output.info(text);
+      return;
+    }
+    if (params.type === MessageType.Error) {
+      void vscode.window.showErrorMessage(text);
+    } else if (params.type === MessageType.Warning) {
+      void vscode.window.showWarningMessage(text);
+    } else if (isProposalMessage(text)) {
+      void vscode.window.showInformationMessage(text, 'Show').then((choice) => {
+        if (choice === 'Show') void vscode.commands.executeCommand(FOCUS_TASKS);
+      });
+    } else {
+      void vscode.window.showInformationMessage(text);
+    }
+  }
+
+  private running(): LanguageClient {
+    if (!this.client || !this.client.isRunning()) {
+      throw new Error('the Baton server is not running');
+    }
+    return this.client;
+  }
+
+  isRunning(): boolean {
+    return this.client?.isRunning() ?? false;
+  }
+
+  /** A custom request; rejects when the server is not running or answers an error. */
+  request<R>(method: string, params: unknown): Promise<R> {
+    return this.running().sendRequest<R>(method, params);
+  }
+
+  /** `workspace/executeCommand`, for server commands run from the extension's own code.
+   * A failure is shown as one line (not a traceback) and gives undefined. */
+  async executeCommand<R = unknown>(command: string, args: unknown[]): Promise<R | undefined> {
+    try {
+      return (await this.running().sendRequest(ExecuteCommandRequest.type, {
+        command,
+        arguments: args,
+      })) as R;
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      this.output.error(`${command} ${JSON.stringify(args)}: ${message}`);
+      void vscode.window.showErrorMessage(`Baton: ${errorText(message)}`);
+      return undefined;
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    this.stateEmitter.dispose();
+    this.changeEmitter.dispose();
+    this.restoreEmitter.dispose();
+  }
+}

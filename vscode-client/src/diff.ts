@@ -1,0 +1,86 @@
+// A hunk side by side: `baton-hunk:` documents serve `base` and `proposed` from
+// `baton/hunk`, and `vscode.diff` shows the two.
+
+import * as vscode from 'vscode';
+import type { BatonClient } from './client';
+import { DIFF_SCHEME, diffQuery, diffTitle, parseDiffQuery, Side } from './model';
+import * as p from './protocol';
+
+function keyOf(args: p.HunkArgs): string {
+  return `${args.taskId ?? ''}\u0000${args.hunkId}`;
+}
+
+export class HunkDiffProvider implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly cache = new Map<string, Promise<p.HunkContent>>();
+  private readonly changeEmitter = new vscode.EventEmitter<vscode.Uri>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  readonly onDidChange = this.changeEmitter.event;
+
+  constructor(private readonly client: BatonClient) {
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, this),
+      // The proposal may have been edited, superseded or re-proposed: read it again.
+      client.onDidChangeState(() => this.invalidate()),
+      vscode.workspace.onDidCloseTextDocument((doc) => {
+        const parsed = doc.uri.scheme === DIFF_SCHEME ? parseDiffQuery(doc.uri.query) : undefined;
+        if (parsed) this.cache.delete(keyOf(parsed.args));
+      }),
+    );
+  }
+
+  private invalidate(): void {
+    this.cache.clear();
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme === DIFF_SCHEME) this.changeEmitter.fire(doc.uri);
+    }
+  }
+
+  content(args: p.HunkArgs): Promise<p.HunkContent> {
+    const key = keyOf(args);
+    let found = this.cache.get(key);
+    if (!found) {
+      found = this.client.request<p.HunkContent>(p.HUNK, args);
+      found.catch(() => this.cache.delete(key));
+      this.cache.set(key, found);
+    }
+    return found;
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const parsed = parseDiffQuery(uri.query);
+    if (!parsed) return '';
+    try {
+      const content = await this.content(parsed.args);
+      return parsed.side === 'base' ? content.base : content.proposed;
+    } catch (e) {
+      return `Baton could not read hunk ${parsed.args.hunkId}: ${e instanceof Error ? e.message : String(e)}\n`;
+    }
+  }
+
+  static uri(hunk: p.HunkView, side: Side): vscode.Uri {
+    // The hunk's path keeps the file's language (and so its highlighting) in the diff.
+    return vscode.Uri.from({
+      scheme: DIFF_SCHEME,
+      path: `/${hunk.path}`,
+      query: diffQuery({ hunkId: hunk.id, taskId: hunk.taskId }, side),
+    });
+  }
+
+  /** Open the diff of one hunk: what the file has (base) on the left, the proposal right. */
+  async show(args: p.HunkArgs): Promise<void> {
+    const content = await this.content(args);
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      HunkDiffProvider.uri(content.hunk, 'base'),
+      HunkDiffProvider.uri(content.hunk, 'proposed'),
+      diffTitle(content.hunk),
+      { preview: true } satisfies vscode.TextDocumentShowOptions,
+    );
+  }
+
+  dispose(): void {
+    this.disposables.forEach((d) => d.dispose());
+    this.changeEmitter.dispose();
+  }
+}

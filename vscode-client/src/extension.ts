@@ -1,0 +1,154 @@
+// Wires the pieces together. The server's commands (baton.accept, baton.reject, …) are
+// registered by vscode-languageclient from the server's executeCommandProvider: this file
+// registers only the extension's own ids.
+
+import * as vscode from 'vscode';
+import { BatonClient } from './client';
+import { HunkDiffProvider } from './diff';
+import { hunkArgsOf, HunkNode, restoreMessage, statusBar } from './model';
+import * as p from './protocol';
+import { onDidChangeInterpreter } from './python';
+import { TasksTree } from './tasksTree';
+
+const VIEW = 'baton.tasks';
+
+let batonClient: BatonClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('Baton', { log: true });
+  const client = new BatonClient(output);
+  batonClient = client;
+  const tree = new TasksTree(client);
+  const view = vscode.window.createTreeView(VIEW, { treeDataProvider: tree, showCollapseAll: true });
+  const diffs = new HunkDiffProvider(client);
+  const status = vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50);
+  status.name = 'Baton';
+  status.command = 'baton.focusTasks';
+  context.subscriptions.push(output, tree, view, diffs, status);
+
+  const restartSoon = debounced(500, () => void client.restart());
+  const focusTasks = () => vscode.commands.executeCommand(`${VIEW}.focus`);
+
+  context.subscriptions.push(
+    tree.onDidChangeTasks((tasks) => {
+      const bar = statusBar(tasks);
+      status.text = bar.text;
+      status.tooltip = bar.tooltip;
+      if (bar.visible) status.show();
+      else status.hide();
+      const pending = tasks.filter((t) => t.status === 'open').reduce((n, t) => n + (t.counts['pending'] ?? 0), 0);
+      view.badge = pending > 0 ? { value: pending, tooltip: `${pending} pending review` } : undefined;
+    }),
+
+    client.onDidRestore(async (restore) => {
+      const text = restoreMessage(restore);
+      if (text && (await vscode.window.showInformationMessage(text, 'Show')) === 'Show') {
+        await focusTasks();
+      }
+    }),
+
+    vscode.commands.registerCommand('baton.restartServer', () => client.restart()),
+    vscode.commands.registerCommand('baton.showOutput', () => output.show(true)),
+    vscode.commands.registerCommand('baton.focusTasks', focusTasks),
+
+    vscode.commands.registerCommand('baton.showHunkDiff', async (arg?: unknown) => {
+      const args = hunkArgsOf(arg) ?? (await pickHunk(tree, 'Show the diff of which hunk?'));
+      if (!args) return;
+      try {
+        await diffs.show(args);
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Baton: cannot show hunk ${args.hunkId}: ${messageOf(e)}`);
+      }
+    }),
+
+    vscode.commands.registerCommand('baton.rejectWithComment', async (arg?: unknown) => {
+      const args =
+        hunkArgsOf(arg) ?? (await pickHunk(tree, 'Reject which hunk?', (h) => h.shown === 'pending'));
+      if (!args) return;
+      const comment = await vscode.window.showInputBox({
+        title: `Reject hunk ${args.hunkId.slice(0, 8)}`,
+        prompt: 'Why? The agent reads this comment when it resumes.',
+        placeHolder: 'e.g. keep the old name; it is part of the public API',
+        ignoreFocusOut: true,
+      });
+      if (comment === undefined) return;
+      const reject: p.RejectArgs = { ...args, comment };
+      await client.executeCommand<p.RejectResult>(p.REJECT, [reject]);
+    }),
+
+    vscode.commands.registerCommand('baton.revealHunk', async (arg?: unknown) => {
+      const args = hunkArgsOf(arg) ?? (await pickHunk(tree, 'Go to which hunk?'));
+      if (!args) return;
+      try {
+        const hunk =
+          arg && typeof arg === 'object' && (arg as HunkNode).kind === 'hunk'
+            ? (arg as HunkNode).hunk
+            : (tree.findHunk(args.hunkId)?.hunk ??
+              (await client.request<p.HunkContent>(p.HUNK, args)).hunk);
+        const position = new vscode.Position(hunk.line, 0);
+        await vscode.window.showTextDocument(vscode.Uri.parse(hunk.uri), {
+          selection: new vscode.Range(position, position),
+          preview: true,
+        });
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Baton: cannot open hunk ${args.hunkId}: ${messageOf(e)}`);
+      }
+    }),
+
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('baton.python')) restartSoon();
+    }),
+  );
+
+  const interpreterWatch = await onDidChangeInterpreter(
+    debounced(1000, () => {
+      // Only when the interpreter came from the Python extension (or failed to be found).
+      if (client.interpreter?.source !== 'setting') void client.restart();
+    }),
+  );
+  if (interpreterWatch) context.subscriptions.push(interpreterWatch);
+
+  context.subscriptions.push({ dispose: () => void client.dispose() });
+  void vscode.commands.executeCommand('setContext', 'baton.serverState', 'stopped');
+  void client.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await batonClient?.stop();
+  batonClient = undefined;
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** For commands run from the palette, with no hunk given. */
+async function pickHunk(
+  tree: TasksTree,
+  title: string,
+  filter: (h: HunkNode) => boolean = () => true,
+): Promise<p.HunkArgs | undefined> {
+  const hunks = tree.hunks().filter(filter);
+  if (hunks.length === 0) {
+    void vscode.window.showInformationMessage('Baton: no hunk to choose from.');
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(
+    hunks.map((h) => ({
+      label: h.label,
+      description: `${h.hunk.path}:${h.hunk.line + 1}`,
+      detail: `${h.shown} · task ${h.hunk.taskId} · ${h.hunk.id}`,
+      node: h,
+    })),
+    { title, matchOnDescription: true, matchOnDetail: true },
+  );
+  return picked ? { hunkId: picked.node.hunk.id, taskId: picked.node.hunk.taskId } : undefined;
+}
+
+function debounced<A extends unknown[]>(ms: number, fn: (...args: A) => void): (...args: A) => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return (...args: A) => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+}

@@ -1,0 +1,188 @@
+// Baton's custom LSP protocol: method and command names, and their payloads.
+//
+// Mirrors server/baton/lsp/protocol.py (the source of truth) and docs/protocol.md. A change
+// there changes this file too; test/protocol.test.ts fails when a name drifts.
+// No `vscode` import: this module is unit-tested with `node --test`.
+
+export const PROTOCOL_VERSION = 1;
+
+// Requests (client → server)
+export const TASKS = 'baton/tasks';
+export const TASK = 'baton/task';
+export const HUNK = 'baton/hunk';
+
+// Notifications (server → client)
+export const DID_CHANGE_STATE = 'baton/didChangeState';
+export const DID_RESTORE = 'baton/didRestore';
+
+// workspace/executeCommand ids. vscode-languageclient registers these as VS Code commands
+// because the server advertises them: the extension must never register them itself.
+export const ACCEPT = 'baton.accept';
+export const REJECT = 'baton.reject';
+export const ACCEPT_EDITED = 'baton.acceptEdited';
+export const ACCEPT_ALL = 'baton.acceptAll';
+export const REJECT_ALL = 'baton.rejectAll';
+export const APPLY = 'baton.apply';
+export const REFRESH = 'baton.refresh';
+export const DIFF = 'baton.diff';
+export const COMMANDS = [
+  ACCEPT,
+  REJECT,
+  ACCEPT_EDITED,
+  ACCEPT_ALL,
+  REJECT_ALL,
+  APPLY,
+  REFRESH,
+  DIFF,
+] as const;
+export type ServerCommand = (typeof COMMANDS)[number];
+
+export const SOURCE = 'baton';
+
+// Command arguments (validated with extra="forbid" on the server: send only these fields).
+
+export interface HunkArgs {
+  hunkId: string;
+  taskId?: string | null;
+}
+
+export interface RejectArgs extends HunkArgs {
+  comment?: string;
+}
+
+export interface AcceptEditedArgs extends HunkArgs {
+  /** The developer's version of the hunk's new lines, every line with its terminator. */
+  text: string;
+}
+
+/** `uri` for one file, `taskId` for a task, both: the intersection, neither: everything. */
+export interface ScopeArgs {
+  uri?: string | null;
+  taskId?: string | null;
+  comment?: string;
+}
+
+export interface TaskArgs {
+  taskId: string;
+}
+
+// Payloads
+
+/** Stored statuses, plus `stale` when the hunk cannot be placed. Tolerate others. */
+export type HunkStatus =
+  | 'pending'
+  | 'accepted'
+  | 'applied'
+  | 'rejected'
+  | 'superseded'
+  | 'stale'
+  | (string & {});
+
+export interface HunkView {
+  id: string;
+  taskId: string;
+  /** Workspace-relative POSIX path. */
+  path: string;
+  uri: string;
+  status: HunkStatus;
+  /** 0-based line where it sits now (or was expected, when stale). */
+  line: number;
+  summary: string;
+  comment: string;
+  /** Why the last write failed, while accepted and not applied. */
+  conflict: string | null;
+}
+
+export type StepStatus = 'pending' | 'in_progress' | 'awaiting_review' | 'done' | (string & {});
+
+export interface TaskStep {
+  name: string;
+  status: StepStatus;
+  note: string;
+}
+
+export interface TaskView {
+  id: string;
+  title: string;
+  instruction: string;
+  status: 'open' | 'done' | 'abandoned' | (string & {});
+  worker: string | null;
+  /** Lease expiry, Unix seconds. */
+  leaseExpires: number | null;
+  epoch: number;
+  /** Workspace folder, a filesystem path (not a URI). */
+  root: string;
+  /** Hunks per stored status; all five keys are present. */
+  counts: Record<string, number>;
+  steps: TaskStep[];
+}
+
+/** `baton/tasks` result. */
+export interface TasksResult {
+  version: number;
+  tasks: TaskView[];
+}
+
+/** `baton/task` result. */
+export interface TaskResult {
+  task: TaskView;
+  hunks: HunkView[];
+}
+
+/** `baton/hunk` result (and `baton.diff`). */
+export interface HunkContent {
+  /** PROTOCOL_VERSION (also in the `baton.diff` result). */
+  version: number;
+  hunk: HunkView;
+  /** Context before, old lines, context after. */
+  base: string;
+  /** Context before, new lines (edited if the developer edited), context after. */
+  proposed: string;
+  diff: string;
+}
+
+export type StateChangeReason = 'agent' | 'review' | 'restore' | 'edit' | (string & {});
+
+/** `baton/didChangeState` params: where to look, not the new state. */
+export interface StateChange {
+  version: number;
+  /** Every task id in the open databases. */
+  tasks: string[];
+  uris: string[];
+  reason: StateChangeReason;
+}
+
+export interface RestoredTask {
+  taskId: string;
+  title: string;
+  /** Accepted plus applied. */
+  accepted: number;
+  pending: number;
+}
+
+/** `baton/didRestore` params: the open tasks found at start-up. */
+export interface Restore {
+  version: number;
+  tasks: RestoredTask[];
+}
+
+export type Outcome =
+  | 'in_buffer'
+  | 'deferred'
+  | 'stale'
+  | 'applied'
+  | 'already'
+  | 'recovered'
+  | 'conflict'
+  | (string & {});
+
+/** `baton.accept` / `baton.acceptEdited` result. */
+export interface AcceptResult {
+  hunk: HunkView;
+  outcome: Outcome;
+}
+
+/** `baton.reject` result. */
+export interface RejectResult {
+  hunk: HunkView;
+}

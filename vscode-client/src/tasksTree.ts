@@ -1,0 +1,161 @@
+// The Tasks view: task → plan and files → hunks. Fetched again on every
+// `baton/didChangeState` (and when the server starts); never polled.
+
+import * as vscode from 'vscode';
+import type { BatonClient } from './client';
+import {
+  buildTree,
+  children,
+  Coalescer,
+  HunkNode,
+  messageNode,
+  Node,
+  protocolSupported,
+  versionWarning,
+} from './model';
+import * as p from './protocol';
+
+export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  private nodes: Node[] = [];
+  private parents = new Map<string, Node>();
+  private tasks: p.TaskView[] = [];
+  private warnedVersion = false;
+  private readonly refresher = new Coalescer(() => this.fetch());
+  private readonly treeEmitter = new vscode.EventEmitter<Node | undefined>();
+  private readonly tasksEmitter = new vscode.EventEmitter<p.TaskView[]>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  readonly onDidChangeTreeData = this.treeEmitter.event;
+  /** The tasks shown changed (for the status bar and the view's badge). */
+  readonly onDidChangeTasks = this.tasksEmitter.event;
+
+  constructor(private readonly client: BatonClient) {
+    this.disposables.push(
+      client.onDidChangeState(() => void this.refresh()),
+      client.onDidChangeServerState((state) => {
+        if (state === 'running') void this.refresh();
+        else this.show([], []);
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('baton.showApplied')) void this.refresh();
+      }),
+    );
+  }
+
+  /** Fetch again; concurrent calls share one fetch plus at most one more. */
+  refresh(): Promise<void> {
+    return this.refresher.run();
+  }
+
+  private async fetch(): Promise<void> {
+    if (!this.client.isRunning()) {
+      this.show([], []);
+      return;
+    }
+    let tasks: p.TasksResult;
+    try {
+      tasks = await this.client.request<p.TasksResult>(p.TASKS, {});
+    } catch (e) {
+      if (!this.client.isRunning()) return this.show([], []);
+      this.client.output.error(`${p.TASKS}: ${String(e)}`);
+      this.show([messageNode('error', 'Could not read the tasks (see the output)', String(e))], []);
+      return;
+    }
+    if (!protocolSupported(tasks.version) && !this.warnedVersion) {
+      this.warnedVersion = true;
+      void vscode.window.showWarningMessage(versionWarning(tasks.version));
+    }
+    const details = new Map<string, p.TaskResult>();
+    if (protocolSupported(tasks.version)) {
+      await Promise.all(
+        tasks.tasks.map(async (t) => {
+          try {
+            details.set(t.id, await this.client.request<p.TaskResult>(p.TASK, { taskId: t.id }));
+          } catch (e) {
+            // Shown without its hunks; the next change notification tries again.
+            this.client.output.warn(`${p.TASK} ${t.id}: ${String(e)}`);
+          }
+        }),
+      );
+    }
+    const showApplied = vscode.workspace.getConfiguration('baton').get<boolean>('showApplied', false);
+    const nodes = buildTree(tasks, details, { showApplied, now: Date.now() / 1000 });
+    this.show(nodes, protocolSupported(tasks.version) ? tasks.tasks : []);
+  }
+
+  private show(nodes: Node[], tasks: p.TaskView[]): void {
+    this.nodes = nodes;
+    this.tasks = tasks;
+    this.parents.clear();
+    const walk = (node: Node) => {
+      for (const child of children(node)) {
+        this.parents.set(child.id, node);
+        walk(child);
+      }
+    };
+    nodes.forEach(walk);
+    void vscode.commands.executeCommand('setContext', 'baton.hasTasks', tasks.length > 0);
+    this.treeEmitter.fire(undefined);
+    this.tasksEmitter.fire(tasks);
+  }
+
+  currentTasks(): p.TaskView[] {
+    return this.tasks;
+  }
+
+  /** Every hunk in the tree, in tree order. */
+  hunks(): HunkNode[] {
+    const out: HunkNode[] = [];
+    const walk = (node: Node) => {
+      if (node.kind === 'hunk') out.push(node);
+      children(node).forEach(walk);
+    };
+    this.nodes.forEach(walk);
+    return out;
+  }
+
+  findHunk(hunkId: string): HunkNode | undefined {
+    return this.hunks().find((h) => h.hunk.id === hunkId || h.hunk.id.startsWith(hunkId));
+  }
+
+  getChildren(element?: Node): Node[] {
+    return element ? children(element) : this.nodes;
+  }
+
+  getParent(element: Node): Node | undefined {
+    return this.parents.get(element.id);
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    const kids = children(node);
+    const state =
+      kids.length === 0
+        ? vscode.TreeItemCollapsibleState.None
+        : node.expanded
+          ? vscode.TreeItemCollapsibleState.Expanded
+          : vscode.TreeItemCollapsibleState.Collapsed;
+    const item = new vscode.TreeItem(node.label, state);
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.tooltip;
+    item.contextValue = node.contextValue;
+    item.iconPath = new vscode.ThemeIcon(
+      node.icon.id,
+      node.icon.color ? new vscode.ThemeColor(node.icon.color) : undefined,
+    );
+    if (node.kind === 'file') {
+      item.resourceUri = vscode.Uri.parse(node.uri);
+      item.iconPath = vscode.ThemeIcon.File;
+      item.command = { title: 'Open File', command: 'vscode.open', arguments: [item.resourceUri] };
+    } else if (node.kind === 'hunk') {
+      item.command = { title: 'Go to Hunk', command: 'baton.revealHunk', arguments: [node] };
+    }
+    return item;
+  }
+
+  dispose(): void {
+    this.disposables.forEach((d) => d.dispose());
+    this.treeEmitter.dispose();
+    this.tasksEmitter.dispose();
+  }
+}

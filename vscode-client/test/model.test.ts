@@ -1,0 +1,336 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  buildTree,
+  children,
+  Coalescer,
+  commandArguments,
+  countsText,
+  diffQuery,
+  errorText,
+  FileNode,
+  hunkArgsOf,
+  hunkNode,
+  isProposalMessage,
+  isServerRestoreMessage,
+  Node,
+  parseDiffQuery,
+  PlanNode,
+  restoreMessage,
+  statusBar,
+  TaskNode,
+} from '../src/model';
+import * as p from '../src/protocol';
+import { details, hunk, HUNKS, NOW, task, tasksResult } from './fixtures';
+
+const OPTIONS = { showApplied: false, now: NOW };
+
+function only<T extends Node['kind']>(nodes: Node[], kind: T): Array<Extract<Node, { kind: T }>> {
+  return nodes.filter((n): n is Extract<Node, { kind: T }> => n.kind === kind);
+}
+
+describe('the tree', () => {
+  it('is task → plan and files → hunks, in the server order', () => {
+    const tree = buildTree(tasksResult(), details({ task: task(), hunks: HUNKS }), OPTIONS);
+    assert.equal(tree.length, 1);
+    const t = tree[0] as TaskNode;
+    assert.equal(t.kind, 'task');
+    assert.equal(t.label, 'Tidy calc');
+    assert.deepEqual(t.children.map((c) => c.kind), ['plan', 'file']);
+    const plan = t.children[0] as PlanNode;
+    assert.equal(plan.label, 'Plan');
+    assert.equal(plan.description, '0/1 done');
+    assert.deepEqual(plan.children.map((s) => [s.label, s.description, s.icon.id]), [
+      ['edit calc', 'awaiting review', 'eye'],
+    ]);
+    assert.equal(plan.children[0]!.tooltip, 'edit calc (awaiting review)\nthree hunks');
+    const file = t.children[1] as FileNode;
+    assert.equal(file.label, 'calc.py');
+    assert.equal(file.description, '3 pending');
+    assert.equal(file.contextValue, 'baton.file.pending');
+    assert.deepEqual(file.children.map((h) => h.hunk.id), HUNKS.map((h) => h.id));
+  });
+
+  it('groups hunks by file and shows the folder in the description', () => {
+    const hunks = [
+      hunk({ id: 'aaaa00000001', path: 'src/a/x.py', uri: 'file:///w/src/a/x.py' }),
+      hunk({ id: 'aaaa00000002', path: 'src/a/x.py', uri: 'file:///w/src/a/x.py', status: 'accepted' }),
+      hunk({ id: 'aaaa00000003', path: 'y.py', uri: 'file:///w/y.py', status: 'rejected' }),
+    ];
+    const t = buildTree(tasksResult(), details({ task: task({ steps: [] }), hunks }), OPTIONS)[0] as TaskNode;
+    const files = only(t.children, 'file');
+    assert.deepEqual(files.map((f) => [f.label, f.description, f.contextValue]), [
+      ['x.py', 'src/a · 1 pending · 1 accepted', 'baton.file.pending'],
+      ['y.py', '1 rejected', 'baton.file'],
+    ]);
+  });
+
+  it('leaves applied hunks out unless showApplied, and superseded ones always', () => {
+    const hunks = [
+      hunk({ id: 'bbbb00000001', status: 'applied' }),
+      hunk({ id: 'bbbb00000002', status: 'superseded' }),
+      hunk({ id: 'bbbb00000003' }),
+    ];
+    const ids = (showApplied: boolean) => {
+      const t = buildTree(tasksResult(), details({ task: task(), hunks }), { showApplied, now: NOW })[0];
+      return only(children(t!), 'file').flatMap((f) => f.children.map((h) => h.hunk.id));
+    };
+    assert.deepEqual(ids(false), ['bbbb00000003']);
+    assert.deepEqual(ids(true), ['bbbb00000001', 'bbbb00000003']);
+  });
+
+  it('shows a task whose details failed with its plan and no files', () => {
+    const t = buildTree(tasksResult(), new Map(), OPTIONS)[0] as TaskNode;
+    assert.deepEqual(t.children.map((c) => c.kind), ['plan']);
+  });
+
+  it('has ids that stay the same across refreshes and differ between tasks and roots', () => {
+    const a = buildTree(tasksResult(), details({ task: task(), hunks: HUNKS }), OPTIONS);
+    const b = buildTree(tasksResult(), details({ task: task(), hunks: HUNKS }), OPTIONS);
+    const ids = (nodes: Node[]): string[] => nodes.flatMap((n) => [n.id, ...ids(children(n))]);
+    assert.deepEqual(ids(a), ids(b));
+    assert.equal(new Set(ids(a)).size, ids(a).length);
+    const other = buildTree(tasksResult([task({ root: '/tmp/cap/ws2' })]), new Map(), OPTIONS);
+    assert.notEqual(other[0]!.id, a[0]!.id);
+  });
+
+  it('says to update the extension when the server speaks a newer protocol', () => {
+    const tree = buildTree({ version: p.PROTOCOL_VERSION + 1, tasks: [task()] }, new Map(), OPTIONS);
+    assert.equal(tree.length, 1);
+    assert.equal(tree[0]!.kind, 'message');
+    assert.match(tree[0]!.label, /Update the Baton extension \(server protocol 2\)/);
+    assert.match(tree[0]!.tooltip, /Diagnostics, code actions and lenses keep working/);
+  });
+});
+
+describe('tasks', () => {
+  const node = (t: p.TaskView, now = NOW) => buildTree(tasksResult([t]), new Map(), { showApplied: false, now })[0] as TaskNode;
+
+  it('is expanded and marked pending while it has pending hunks', () => {
+    const t = node(task());
+    assert.equal(t.expanded, true);
+    assert.equal(t.contextValue, 'baton.task.pending');
+    const quiet = node(task({ counts: { pending: 0, accepted: 0, rejected: 1, applied: 2, superseded: 4 } }));
+    assert.equal(quiet.expanded, false);
+    assert.equal(quiet.contextValue, 'baton.task.open');
+    assert.equal(quiet.description, '2 applied · 1 rejected · agent working');
+  });
+
+  it('shows who works on it while the lease is live', () => {
+    const t = node(task());
+    assert.equal(t.description, '3 pending · agent working');
+    assert.deepEqual(t.icon, { id: 'sync~spin', color: 'charts.blue' });
+    assert.match(t.tooltip, /agent holds the lease \(602 s left\)/);
+    const expired = node(task(), NOW + 1000);
+    assert.equal(expired.description, '3 pending');
+    assert.deepEqual(expired.icon, { id: 'tasklist' });
+    assert.match(expired.tooltip, /lease of agent expired/);
+  });
+
+  it('has an icon and a word for done and abandoned', () => {
+    const done = node(task({ status: 'done', worker: null, leaseExpires: null, counts: { applied: 3 } }));
+    assert.equal(done.icon.id, 'pass');
+    assert.equal(done.description, '3 applied · done');
+    assert.equal(done.contextValue, 'baton.task.done');
+    assert.equal(node(task({ status: 'abandoned', worker: null, leaseExpires: null })).icon.id, 'circle-slash');
+  });
+
+  it('has a tooltip with the instruction, counts and where it lives', () => {
+    assert.equal(
+      node(task(), NOW + 1000).tooltip,
+      'Tidy calc\nchange three functions\nStatus: open · lease of agent expired\nHunks: 3 pending\n' +
+        'Task tidy · epoch 1 · /tmp/cap/ws1',
+    );
+  });
+
+  it('falls back to the id when the title is empty', () => {
+    assert.equal(node(task({ title: '' })).label, 'tidy');
+  });
+});
+
+describe('hunks', () => {
+  const table: Array<[Partial<p.HunkView>, string, string, string]> = [
+    // over, contextValue, icon, description
+    [{}, 'baton.hunk.pending', 'diff-modified', 'line 6'],
+    [{ status: 'accepted' }, 'baton.hunk.accepted', 'check', 'line 6 · accepted'],
+    [{ status: 'applied' }, 'baton.hunk.applied', 'pass-filled', 'line 6 · applied'],
+    [{ status: 'rejected' }, 'baton.hunk.rejected', 'close', 'line 6 · rejected'],
+    [{ status: 'stale' }, 'baton.hunk.stale', 'warning', 'line 6 · stale'],
+    [{ status: 'accepted', conflict: 'the file changed' }, 'baton.hunk.conflict', 'error', 'line 6 · conflict'],
+    [{ status: 'something_new' }, 'baton.hunk.something_new', 'question', 'line 6 · something_new'],
+  ];
+  for (const [over, contextValue, icon, description] of table) {
+    it(`${contextValue}: icon ${icon}, "${description}"`, () => {
+      const n = hunkNode(hunk(over));
+      assert.equal(n.contextValue, contextValue);
+      assert.equal(n.icon.id, icon);
+      assert.equal(n.description, description);
+      assert.equal(n.label, 'replace 1 line with 2: return 20');
+    });
+  }
+
+  it('has a tooltip with its state, comment and conflict', () => {
+    assert.equal(
+      hunkNode(hunk({ status: 'rejected', comment: 'keep five' })).tooltip,
+      'replace 1 line with 2: return 20\ncalc.py, line 6: rejected\nComment: keep five\nHunk c721f7508f68 (task tidy)',
+    );
+    assert.match(hunkNode(hunk({ status: 'accepted', conflict: 'file changed' })).tooltip,
+      /line 6: conflict: not written\nConflict: file changed\n/);
+    assert.match(hunkNode(hunk({ status: 'stale' })).tooltip, /stale: the code under it changed/);
+  });
+
+  it('is labelled by its id when it has no summary', () => {
+    assert.equal(hunkNode(hunk({ summary: '' })).label, 'hunk c721f7508f68');
+  });
+});
+
+describe('counts', () => {
+  it('lists non-zero counts in review order and leaves superseded out', () => {
+    assert.equal(countsText({ superseded: 2, applied: 1, pending: 4, accepted: 0, rejected: 3 }),
+      '4 pending · 1 applied · 3 rejected');
+    assert.equal(countsText({ pending: 0 }), '');
+  });
+});
+
+describe('the status bar', () => {
+  it('is hidden with no open task', () => {
+    assert.equal(statusBar([]).visible, false);
+    assert.equal(statusBar(undefined).visible, false);
+    assert.equal(statusBar([task({ status: 'done' })]).visible, false);
+  });
+
+  it('counts pending and accepted over open tasks', () => {
+    const bar = statusBar([
+      task(),
+      task({ id: 'b', title: 'B', counts: { pending: 1, accepted: 2, applied: 5 } }),
+      task({ id: 'c', status: 'done', counts: { pending: 9, accepted: 9 } }),
+    ]);
+    assert.deepEqual(bar, {
+      visible: true,
+      text: '$(git-pull-request) 4 pending · 2 accepted',
+      tooltip: 'Baton: 4 hunks pending review, 2 accepted not applied yet, in 2 open tasks. ' +
+        'Click to show the Tasks view.',
+    });
+  });
+
+  it('says when all is reviewed, naming a single task', () => {
+    const bar = statusBar([task({ counts: { pending: 0, accepted: 0, applied: 3 } })]);
+    assert.equal(bar.text, '$(check-all) 0 pending');
+    assert.match(bar.tooltip, /in task 'Tidy calc'/);
+  });
+});
+
+describe('messages', () => {
+  it('says what was restored', () => {
+    assert.equal(restoreMessage({ version: 1, tasks: [] }), undefined);
+    assert.equal(
+      restoreMessage({ version: 1, tasks: [{ taskId: 't', title: 'X', accepted: 4, pending: 2 }] }),
+      "Baton restored task 'X': 4 accepted, 2 pending review",
+    );
+    assert.equal(
+      restoreMessage({
+        version: 1,
+        tasks: [
+          { taskId: 'a', title: 'A', accepted: 1, pending: 0 },
+          { taskId: 'b', title: 'B', accepted: 0, pending: 3 },
+        ],
+      }),
+      "Baton restored 2 tasks: 'A' (1 accepted, 0 pending review), 'B' (0 accepted, 3 pending review)",
+    );
+  });
+
+  it("recognises the server's own restore and proposal messages", () => {
+    assert.ok(isServerRestoreMessage("Restored task 'Tidy calc': 0 accepted, 3 pending review"));
+    assert.ok(isServerRestoreMessage("Restored task 'it's: odd': 10 accepted, 0 pending review"));
+    assert.ok(!isServerRestoreMessage("Baton restored task 'X': 4 accepted, 2 pending review"));
+    assert.ok(!isServerRestoreMessage('Restored task'));
+    assert.ok(isProposalMessage("Agent proposes 2 changes in 2 files (task 'Tidy calc')"));
+    assert.ok(isProposalMessage("Agent proposes 1 change in 1 file (task 'x')"));
+    assert.ok(!isProposalMessage('Agent proposes nothing'));
+  });
+
+  it('drops the Python exception class from error messages', () => {
+    assert.equal(errorText("ValueError: no task 'missing'"), "no task 'missing'");
+    assert.equal(
+      errorText('baton.review.ReviewRefused: hunk c721f7508f68 was already applied; decisions are final'),
+      'hunk c721f7508f68 was already applied; decisions are final',
+    );
+    assert.equal(
+      errorText("Invalid Params: Command name 'baton.nope' is not defined"),
+      "Invalid Params: Command name 'baton.nope' is not defined",
+    );
+  });
+});
+
+describe('command arguments', () => {
+  const tree = buildTree(tasksResult(), details({ task: task(), hunks: HUNKS }), OPTIONS);
+  const t = tree[0] as TaskNode;
+  const file = only(t.children, 'file')[0]!;
+  const h = file.children[0]!;
+
+  it('turns a hunk node into the strict HunkArgs the server validates', () => {
+    assert.deepEqual(commandArguments(p.ACCEPT, [h]), [{ hunkId: 'c721f7508f68', taskId: 'tidy' }]);
+    assert.deepEqual(commandArguments(p.REJECT, [h]), [{ hunkId: 'c721f7508f68', taskId: 'tidy' }]);
+    assert.deepEqual(commandArguments(p.APPLY, [h]), [{ hunkId: 'c721f7508f68', taskId: 'tidy' }]);
+  });
+
+  it('turns file and task nodes into ScopeArgs', () => {
+    assert.deepEqual(commandArguments(p.ACCEPT_ALL, [file]), [{ uri: 'file:///tmp/cap/ws1/calc.py', taskId: 'tidy' }]);
+    assert.deepEqual(commandArguments(p.REJECT_ALL, [t]), [{ taskId: 'tidy' }]);
+  });
+
+  it('passes the arguments of lenses and code actions through', () => {
+    const args = [{ hunkId: 'c721f7508f68', taskId: 'tidy' }];
+    assert.equal(commandArguments(p.ACCEPT, args), args);
+    assert.deepEqual(commandArguments(p.REFRESH, []), []);
+  });
+
+  it('finds the hunk of a node, an id or HunkArgs', () => {
+    assert.deepEqual(hunkArgsOf(h), { hunkId: 'c721f7508f68', taskId: 'tidy' });
+    assert.deepEqual(hunkArgsOf('c721f7'), { hunkId: 'c721f7' });
+    assert.deepEqual(hunkArgsOf({ hunkId: 'c721', taskId: 'tidy', extra: 1 }), { hunkId: 'c721', taskId: 'tidy' });
+    assert.equal(hunkArgsOf(t), undefined);
+    assert.equal(hunkArgsOf(undefined), undefined);
+    assert.equal(hunkArgsOf('c7'), undefined);
+  });
+});
+
+describe('diff documents', () => {
+  it('round-trip the hunk and side through the query', () => {
+    for (const side of ['base', 'proposed'] as const) {
+      const q = diffQuery({ hunkId: 'c721f7508f68', taskId: 'a task&=?' }, side);
+      assert.deepEqual(parseDiffQuery(q), { args: { hunkId: 'c721f7508f68', taskId: 'a task&=?' }, side });
+    }
+    assert.deepEqual(parseDiffQuery(diffQuery({ hunkId: 'abcd' }, 'base')), { args: { hunkId: 'abcd' }, side: 'base' });
+    assert.equal(parseDiffQuery('hunk=abcd&side=left'), undefined);
+    assert.equal(parseDiffQuery(''), undefined);
+  });
+});
+
+describe('Coalescer', () => {
+  it('runs a burst as the run in flight plus one more', async () => {
+    let runs = 0;
+    let release: () => void = () => undefined;
+    const c = new Coalescer(async () => {
+      runs += 1;
+      if (runs === 1) await new Promise<void>((r) => (release = r));
+    });
+    const first = c.run();
+    const more = [c.run(), c.run(), c.run()];
+    release();
+    await Promise.all([first, ...more]);
+    assert.equal(runs, 2);
+    await c.run();
+    assert.equal(runs, 3);
+  });
+
+  it('recovers after a failing run', async () => {
+    let fail = true;
+    const c = new Coalescer(async () => {
+      if (fail) throw new Error('boom');
+    });
+    await assert.rejects(c.run(), /boom/);
+    fail = false;
+    await c.run();
+  });
+});

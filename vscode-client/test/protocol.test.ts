@@ -1,0 +1,189 @@
+// protocol.ts mirrors server/baton/lsp/protocol.py: the same names with the same values, and
+// the same payload fields on the wire. Both files are read as text here (a regex each), so a
+// rename on either side fails this test until the other side follows.
+// Also: package.json and extension.ts keep the rules that make vscode-languageclient happy.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import * as p from '../src/protocol';
+
+// out/test/ → vscode-client/
+const CLIENT = resolve(__dirname, '..', '..');
+const SERVER = resolve(CLIENT, '..', 'server', 'baton', 'lsp');
+const PY = readFileSync(resolve(SERVER, 'protocol.py'), 'utf8');
+const TS = readFileSync(resolve(CLIENT, 'src', 'protocol.ts'), 'utf8');
+
+/** `NAME = "value"` and `NAME = 1` at the top level of protocol.py. */
+function pyConstants(): Map<string, string | number> {
+  const out = new Map<string, string | number>();
+  for (const m of PY.matchAll(/^([A-Z][A-Z0-9_]*) = (?:"([^"]*)"|(\d+))$/gm)) {
+    out.set(m[1]!, m[2] ?? Number(m[3]));
+  }
+  return out;
+}
+
+interface PyField {
+  wire: string;
+  required: boolean;
+}
+
+/** pydantic classes: own fields (wire name = alias, else the name) plus their bases'. */
+function pyModels(): Map<string, PyField[]> {
+  const classes = new Map<string, { base: string; fields: PyField[] }>();
+  const blocks = PY.split(/^(?=class )/m).slice(1);
+  for (const block of blocks) {
+    const head = /^class (\w+)\((\w+)\):/.exec(block);
+    assert.ok(head, `cannot read ${block.slice(0, 40)}`);
+    const fields: PyField[] = [];
+    for (const m of block.matchAll(/^ {4}(\w+): ([^=\n]+?)(?: = (.*))?$/gm)) {
+      const [, name, , value] = m;
+      if (name === 'model_config') continue;
+      const alias = value ? /alias="(\w+)"/.exec(value) : null;
+      const required = value === undefined || (/^Field\(/.test(value) && !/default=/.test(value));
+      fields.push({ wire: alias ? alias[1]! : name!, required });
+    }
+    classes.set(head[1]!, { base: head[2]!, fields });
+  }
+  const all = (name: string): PyField[] => {
+    const c = classes.get(name);
+    if (!c) return [];
+    return [...all(c.base), ...c.fields];
+  };
+  return new Map([...classes.keys()].map((name) => [name, all(name)]));
+}
+
+/** `export interface X extends Y { a: …; b?: …; }` in protocol.ts, bases included. */
+function tsInterfaces(): Map<string, Array<{ wire: string; required: boolean }>> {
+  const raw = new Map<string, { base?: string; fields: Array<{ wire: string; required: boolean }> }>();
+  for (const m of TS.matchAll(/^export interface (\w+)(?: extends (\w+))? \{\n([\s\S]*?)^\}/gm)) {
+    const fields = [...m[3]!.matchAll(/^ {2}(\w+)(\??): /gm)].map((f) => ({ wire: f[1]!, required: f[2] !== '?' }));
+    raw.set(m[1]!, { base: m[2], fields });
+  }
+  const all = (name: string): Array<{ wire: string; required: boolean }> => {
+    const c = raw.get(name);
+    if (!c) return [];
+    return [...(c.base ? all(c.base) : []), ...c.fields];
+  };
+  return new Map([...raw.keys()].map((name) => [name, all(name)]));
+}
+
+describe('protocol.ts mirrors protocol.py', () => {
+  const constants = pyConstants();
+  const exported = p as unknown as Record<string, unknown>;
+
+  it('finds the Python constants', () => {
+    assert.ok(constants.size >= 15, `only ${constants.size} constants read from protocol.py`);
+  });
+
+  it('has every Python constant with the same value', () => {
+    for (const [name, value] of constants) {
+      assert.equal(exported[name], value, `${name} in protocol.ts`);
+    }
+  });
+
+  it('has no name the server does not know', () => {
+    for (const [name, value] of Object.entries(exported)) {
+      if (typeof value === 'string' || typeof value === 'number') {
+        assert.ok(constants.has(name), `${name} = ${JSON.stringify(value)} is not in protocol.py`);
+      }
+    }
+  });
+
+  it('lists the commands in the same order', () => {
+    const tuple = /^COMMANDS = \(([^)]*)\)$/m.exec(PY);
+    assert.ok(tuple, 'COMMANDS tuple not found in protocol.py');
+    const names = tuple[1]!.split(',').map((s) => s.trim()).filter(Boolean);
+    assert.deepEqual([...p.COMMANDS], names.map((n) => constants.get(n)));
+  });
+
+  it('never uses the reserved $/ prefix, and names follow baton/x and baton.x', () => {
+    for (const [name, value] of constants) {
+      if (typeof value !== 'string' || name === 'SOURCE') continue;
+      assert.ok(!value.startsWith('$/'), value);
+      assert.match(value, /^baton[/.][a-z][A-Za-z]*$/, name);
+    }
+  });
+
+  it('has the same payload fields as the pydantic models', () => {
+    const py = pyModels();
+    const ts = tsInterfaces();
+    const mirrored = ['HunkArgs', 'RejectArgs', 'AcceptEditedArgs', 'ScopeArgs', 'TaskArgs', 'HunkView',
+      'TaskView', 'HunkContent', 'StateChange'];
+    for (const name of py.keys()) {
+      if (name === 'Args') continue;
+      assert.ok(mirrored.includes(name), `protocol.py has a new model ${name}: mirror it in protocol.ts`);
+    }
+    for (const name of mirrored) {
+      const want = py.get(name);
+      const have = ts.get(name);
+      assert.ok(want, `${name} not in protocol.py`);
+      assert.ok(have, `${name} not in protocol.ts`);
+      assert.deepEqual(have.map((f) => f.wire).sort(), want.map((f) => f.wire).sort(), name);
+      if (name.endsWith('Args')) {
+        // Arguments: optional exactly where the server has a default.
+        for (const f of want) {
+          assert.equal(have.find((h) => h.wire === f.wire)!.required, f.required, `${name}.${f.wire}`);
+        }
+      }
+    }
+  });
+
+  it('has the baton/didRestore fields the server sends (a dict in live.py, no model)', () => {
+    const live = readFileSync(resolve(SERVER, 'live.py'), 'utf8');
+    const literal = /summaries\.append\(\s*\{([^}]*)\}/.exec(live);
+    assert.ok(literal, 'the didRestore summary dict was not found in live.py');
+    const keys = [...literal[1]!.matchAll(/"(\w+)":/g)].map((m) => m[1]).sort();
+    assert.deepEqual(tsInterfaces().get('RestoredTask')!.map((f) => f.wire).sort(), keys);
+  });
+});
+
+describe('the extension and vscode-languageclient', () => {
+  const pkg = JSON.parse(readFileSync(resolve(CLIENT, 'package.json'), 'utf8')) as {
+    contributes: {
+      commands: Array<{ command: string }>;
+      menus: Record<string, Array<{ command: string }>>;
+      viewsWelcome: Array<{ contents: string }>;
+    };
+  };
+  const declared = new Set(pkg.contributes.commands.map((c) => c.command));
+  const registered = (() => {
+    const sources = ['extension.ts', 'client.ts', 'tasksTree.ts', 'diff.ts'].map((f) =>
+      readFileSync(resolve(CLIENT, 'src', f), 'utf8'),
+    );
+    return sources.flatMap((s) => [...s.matchAll(/registerCommand\(\s*'([^']+)'/g)].map((m) => m[1]!));
+  })();
+
+  it('never registers a command the server advertises (the client does)', () => {
+    assert.ok(registered.length >= 6, `found only ${registered.join(', ')}`);
+    for (const id of registered) {
+      assert.ok(!(p.COMMANDS as readonly string[]).includes(id), `${id} is registered by vscode-languageclient`);
+    }
+  });
+
+  it('declares every command it registers', () => {
+    for (const id of registered) assert.ok(declared.has(id), `${id} not in contributes.commands`);
+  });
+
+  it('declares every command its menus use (VS Code drops menu items that are not declared)', () => {
+    for (const [menu, items] of Object.entries(pkg.contributes.menus)) {
+      for (const item of items) assert.ok(declared.has(item.command), `${menu}: ${item.command}`);
+    }
+  });
+
+  it('declares only its own and the server commands', () => {
+    for (const id of declared) {
+      assert.ok(registered.includes(id) || (p.COMMANDS as readonly string[]).includes(id), id);
+    }
+  });
+
+  it('links only commands that exist from the welcome view', () => {
+    for (const view of pkg.contributes.viewsWelcome) {
+      for (const m of view.contents.matchAll(/\(command:([\w.]+)/g)) {
+        const id = m[1]!;
+        assert.ok(declared.has(id) || id.startsWith('workbench.'), id);
+      }
+    }
+  });
+});
