@@ -26,7 +26,7 @@ from typing import Literal
 
 from . import paths
 from .faults import crash_point
-from .hunks import Lines, apply_at, join_lines, locate, split_lines
+from .hunks import Lines, apply_located, join_lines, locate_tolerant, split_lines
 from .models import (
     ChangeKind,
     DoneOutcome,
@@ -198,19 +198,21 @@ async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | Effect
     old, context = tuple(body.old), (tuple(body.before), tuple(body.after))
     lines = split_lines(before.decode("utf-8")) if before is not None else ()
     expected = expected_line(state, hunk)
-    pos = locate(lines, old, *context, expected)
-    if pos is None:
-        if locate(lines, new, *context, expected) is not None:
+    found = locate_tolerant(lines, old, *context, expected)
+    if found is None:
+        if locate_tolerant(lines, new, *context, expected) is not None:
             await _intent(ws, task_id, effect_id, hunk, pre_hash, pre_hash, None)
             return await _done(ws, task_id, effect_id, hunk, "already")
         reason = f"the code under hunk {hunk.id} in {hunk.path} changed; re-propose it"
         await _intent(ws, task_id, effect_id, hunk, pre_hash, None, None)
         return await _failed(ws, task_id, effect_id, hunk, reason)
-    after_lines = apply_at(lines, pos, old, new)
+    after_lines = apply_located(lines, found, old, new)
     change = state.changes.get(hunk.change_id)
     deletes = change is not None and change.kind == ChangeKind.DELETE and not after_lines
     post = None if deletes else join_lines(after_lines).encode("utf-8")
-    return Plan(task_id, effect_id, hunk, target, pre_hash, post, content_hash(post), pos, old, new)
+    return Plan(
+        task_id, effect_id, hunk, target, pre_hash, post, content_hash(post), found.line, old, new
+    )
 
 
 async def record_intent(ws: Workspace, plan: Plan) -> EffectResult | None:
@@ -290,9 +292,9 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, targ
     lines = split_lines(data.decode("utf-8", errors="replace"))
     context = (tuple(body.before), tuple(body.after))
     expected = expected_line(state, hunk)
-    if locate(lines, tuple(body.old), *context, expected) is not None and body.old != list(new):
+    if body.old != list(new) and locate_tolerant(lines, tuple(body.old), *context, expected):
         return False
-    return locate(lines, new, *context, expected) is not None
+    return locate_tolerant(lines, new, *context, expected) is not None
 
 
 async def _intent(

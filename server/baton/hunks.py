@@ -172,6 +172,47 @@ def locate(lines: Lines, region: Lines, before: Lines, after: Lines, expected: i
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Located:
+    line: int
+    eol: str = ""
+    """The line break the text now ends with that the hunk was made without — an editor
+    added a final newline on save — or "" when the hunk matched the text as it is."""
+
+
+def locate_tolerant(
+    lines: Lines, region: Lines, before: Lines, after: Lines, expected: int
+) -> Located | None:
+    """`locate`, also accepting a final line break the hunk did not have.
+
+    Most editors add a missing final newline when they save. A hunk that ends a file
+    without one would then never match again; comparing against the text without its
+    final line break finds it, and `apply_located` puts the line break back."""
+    pos = locate(lines, region, before, after, expected)
+    if pos is not None:
+        return Located(pos)
+    tail = region + after
+    if not lines or not tail or tail[-1].endswith("\n"):
+        return None
+    last = lines[-1]
+    eol = "\r\n" if last.endswith("\r\n") else "\n" if last.endswith("\n") else ""
+    if not eol:
+        return None
+    pos = locate((*lines[:-1], last[: -len(eol)]), region, before, after, expected)
+    return Located(pos, eol) if pos is not None else None
+
+
+def apply_located(lines: Lines, at: Located, old: Lines, new: Lines) -> Lines:
+    """`apply_at` at a `locate_tolerant` result, keeping a final line break it found."""
+    if not at.eol:
+        return apply_at(lines, at.line, old, new)
+    trimmed = (*lines[:-1], lines[-1][: -len(at.eol)])
+    result = apply_at(trimmed, at.line, old, new)
+    if result and not result[-1].endswith("\n"):
+        result = (*result[:-1], result[-1] + at.eol)
+    return result
+
+
 def apply_at(lines: Lines, pos: int, old: Lines, new: Lines) -> Lines:
     """Replace `old` at `pos` by `new`, refusing if `old` is not exactly there.
 

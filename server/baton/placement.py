@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .hunks import Lines, locate, split_lines
+from .hunks import Lines, Located, locate_tolerant, split_lines
 from .models import HunkBody, HunkState, HunkStatus
 
 
@@ -42,6 +42,8 @@ class Placed:
     """First line it covers now (0-based); for a stale hunk, where it was expected."""
     count: int
     """How many lines it covers now (0 for a pure insertion before `line`)."""
+    eol: str = ""
+    """A final line break the text gained since the hunk was made (see locate_tolerant)."""
 
     @property
     def actionable(self) -> bool:
@@ -67,30 +69,23 @@ def _place_one(lines: Lines, c: Candidate) -> Placed:
     old = tuple(c.body.old)
     context = (tuple(c.body.before), tuple(c.body.after))
     status = c.hunk.status
+    nowhere = min(c.expected, len(lines))
 
-    def at(shown: Shown, line: int, count: int) -> Placed:
-        return Placed(c.task_id, c.hunk, c.body, c.new, shown, line, count)
+    def at(shown: Shown, found: Located | None, count: int) -> Placed:
+        if found is None:
+            return Placed(c.task_id, c.hunk, c.body, c.new, shown, nowhere, 0)
+        return Placed(c.task_id, c.hunk, c.body, c.new, shown, found.line, count, found.eol)
 
     if status == HunkStatus.APPLIED:
-        pos = locate(lines, c.new, *context, c.expected)
-        return (
-            at(Shown.APPLIED, pos, len(c.new))
-            if pos is not None
-            else at(Shown.APPLIED, min(c.expected, len(lines)), 0)
-        )
-    pos = locate(lines, old, *context, c.expected)
+        return at(Shown.APPLIED, locate_tolerant(lines, c.new, *context, c.expected), len(c.new))
+    found = locate_tolerant(lines, old, *context, c.expected)
     if status == HunkStatus.ACCEPTED and c.hunk.conflict:
-        return at(
-            Shown.CONFLICT,
-            pos if pos is not None else min(c.expected, len(lines)),
-            len(old) if pos is not None else 0,
-        )
-    if pos is not None:
+        return at(Shown.CONFLICT, found, len(old))
+    if found is not None:
         shown = Shown.PENDING if status == HunkStatus.PENDING else Shown.ACCEPTED
-        return at(shown, pos, len(old))
-    if (
-        status == HunkStatus.ACCEPTED
-        and (pos := locate(lines, c.new, *context, c.expected)) is not None
+        return at(shown, found, len(old))
+    if status == HunkStatus.ACCEPTED and (
+        found := locate_tolerant(lines, c.new, *context, c.expected)
     ):
-        return at(Shown.IN_BUFFER, pos, len(c.new))
-    return at(Shown.STALE, min(c.expected, len(lines)), 0)
+        return at(Shown.IN_BUFFER, found, len(c.new))
+    return at(Shown.STALE, None, 0)

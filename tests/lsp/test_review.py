@@ -207,3 +207,36 @@ async def test_a_refused_edit_stays_accepted_and_apply_sends_it_again(
     editor.save(uri)
     await editor.until(lambda: by_status(editor, uri, "applied"))
     assert (seeded / "calc.py").read_text().count("return 80") == 1
+
+
+async def test_an_editor_adding_a_final_newline_keeps_the_hunk(tmp_path: Path) -> None:
+    from pytest_lsp import client_capabilities
+
+    from baton.agent import Worker
+
+    from .conftest import start_editor, stop_editor
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "end.py").write_text("x = 1\ny = 2")  # no final newline
+    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+        task = await worker.begin("EOF", task_id="eof")
+        await task.propose("end.py", "x = 1\ny = 3")
+    editor = await start_editor(root, client_capabilities("neovim@v0.7.0"))
+    try:
+        uri = editor.open("end.py")
+        await editor.until(lambda: by_status(editor, uri, "pending"))
+        editor.type(uri, "x = 1\ny = 2\n")  # 'fixendofline' on save
+        seen = len(editor.notifications)
+        editor.save(uri)
+        await editor.until(
+            lambda: any(m == "baton/didChangeState" for m, _ in editor.notifications[seen:])
+        )
+        (pending,) = await editor.until(lambda: by_status(editor, uri, "pending"))
+        await editor.command("baton.accept", {"hunkId": pending.data["hunkId"]})
+        await editor.until(lambda: editor.docs[uri].source == "x = 1\ny = 3\n")
+        editor.save(uri)
+        await editor.until(lambda: by_status(editor, uri, "applied"))
+        assert (root / "end.py").read_text() == "x = 1\ny = 3\n"
+    finally:
+        await stop_editor(editor)

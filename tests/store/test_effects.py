@@ -210,3 +210,17 @@ async def test_recovery_never_clobbers_a_later_edit(worker: Worker, project: Pat
     (result,) = await recover_effects(task.ws, task.id)
     assert result.outcome == "conflict"
     assert (project / "f.py").read_text() == mine
+
+
+async def test_a_final_newline_added_on_save_does_not_block_the_hunk(
+    worker: Worker, project: Path
+) -> None:
+    task = await worker.begin("t")
+    old = (project / "notes.txt").read_bytes()  # CRLF, no final newline
+    new = old.replace(b"no final newline", b"still no newline")
+    await task.propose("notes.txt", new.decode())
+    await accept_all(task)
+    (project / "notes.txt").write_bytes(old + b"\r\n")  # the developer's editor saved it
+    (result,) = await task.apply()
+    assert result.outcome == "applied"
+    assert (project / "notes.txt").read_bytes() == new + b"\r\n"

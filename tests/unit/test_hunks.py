@@ -584,3 +584,32 @@ def test_render_hunk_round_trip(pair: tuple[str, str], context: int) -> None:
         (patch,) = parse_patch(text)
         want = join_lines(apply_at(base, h.base_line, h.old_lines, h.new_lines))
         assert apply_file_patch(a, patch) == want
+
+
+# --------------------------------------------------------------------------- final newline
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_final_newline_added_by_an_editor_is_tolerated_and_kept(eol: str) -> None:
+    from baton.hunks import apply_located, locate_tolerant
+
+    base = f"one{eol}two{eol}last"
+    (spec,) = diff_hunks(base, f"one{eol}two{eol}LAST")
+    saved = split_lines(base + eol)  # what Neovim, Emacs or Vim write back
+    assert locate(saved, spec.old_lines, spec.before, spec.after, spec.base_line) is None
+    found = locate_tolerant(saved, spec.old_lines, spec.before, spec.after, spec.base_line)
+    assert found is not None and (found.line, found.eol) == (2, eol)
+    result = apply_located(saved, found, spec.old_lines, spec.new_lines)
+    assert join_lines(result) == f"one{eol}two{eol}LAST{eol}"
+
+
+def test_tolerance_is_only_for_hunks_that_end_a_file_without_newline() -> None:
+    from baton.hunks import locate_tolerant
+
+    (spec,) = diff_hunks("a\nb\nc\nd\ne\n", "a\nB\nc\nd\ne\n")
+    lines = split_lines("a\nx\nc\nd\ne\n")
+    assert locate_tolerant(lines, spec.old_lines, spec.before, spec.after, 1) is None
+    exact = locate_tolerant(
+        split_lines("a\nb\nc\nd\ne\n"), spec.old_lines, spec.before, spec.after, 1
+    )
+    assert exact is not None and exact.eol == ""

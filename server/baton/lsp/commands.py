@@ -77,8 +77,11 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
 
 async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> bool:
     """Ask the editor to replace the hunk's lines, against the version it was placed in."""
+    new_text = "".join(here.new)
+    if here.eol and not new_text.endswith("\n"):
+        new_text += here.eol  # keep the final newline the editor added since
     edit = types.TextEdit(
-        range=edit_range(ls, view.lines, here.line, here.count), new_text="".join(here.new)
+        range=edit_range(ls, view.lines, here.line, here.count), new_text=new_text
     )
     caps = ls.client_capabilities.workspace
     versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
