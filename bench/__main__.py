@@ -5,7 +5,9 @@ Phases run in this order, each after a garbage collection:
 1. append   Baton vs raw sqlite3, one growing run (also copies Baton's database at the
             recovery sizes, so phase 3 starts from logs written by the real API);
 2. peer     Baton vs LangGraph's AsyncSqliteSaver on a task growing 1 KB a step;
-3. recovery cold recovery time and write cost for each checkpoint interval.
+3. recovery cold recovery time and write cost for each checkpoint interval;
+4. lsp      the real `baton serve` over stdio: cold start, agent commit → diagnostics,
+            code actions and lenses on a file with 500 hunks, server memory.
 
 Results go to stdout as tables (and to --json). The exit code is 0 whatever the
 PASS/MISS verdicts say: targets inform, they do not gate.
@@ -29,10 +31,10 @@ from typing import Any
 
 from baton.workspace import DB_ENV
 
-from . import append, peer, recovery
+from . import append, lsp, peer, recovery
 from .stats import settle
 
-PHASES = ("append", "peer", "recovery")
+PHASES = ("append", "peer", "recovery", "lsp")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -47,6 +49,14 @@ class Plan:
     intervals: tuple[int | None, ...]
     repeats: int
     window: int
+    lsp_files: int
+    lsp_hunks: int
+    lsp_ops: int
+    lsp_cold_runs: int
+    lsp_commits: int
+    lsp_big_hunks: int
+    lsp_requests: int
+    lsp_edits: int
 
 
 DEFAULT = Plan(
@@ -58,6 +68,14 @@ DEFAULT = Plan(
     intervals=(16, 64, 256, 512, 1024, None),
     repeats=5,
     window=1_024,
+    lsp_files=100,
+    lsp_hunks=1_000,
+    lsp_ops=10_000,
+    lsp_cold_runs=7,
+    lsp_commits=50,
+    lsp_big_hunks=500,
+    lsp_requests=200,
+    lsp_edits=20,
 )
 QUICK = Plan(
     append_sizes=(1_000, 10_000),
@@ -68,6 +86,14 @@ QUICK = Plan(
     intervals=(16, 64, 256, 512, 1024, None),
     repeats=3,
     window=1_024,
+    lsp_files=100,
+    lsp_hunks=1_000,
+    lsp_ops=2_000,
+    lsp_cold_runs=3,
+    lsp_commits=20,
+    lsp_big_hunks=500,
+    lsp_requests=50,
+    lsp_edits=5,
 )
 
 
@@ -87,7 +113,9 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
     p.add_argument("--peer-steps", type=int, help="steps of the growing task (default 2000)")
     p.add_argument("--recovery-sizes", type=_ints, help="e.g. 1k,2k,10k,100k")
     p.add_argument("--intervals", type=_intervals, help="e.g. 16,64,256,1024,none")
-    p.add_argument("--repeats", type=int, help="cold loads / recoveries per point (median)")
+    p.add_argument(
+        "--repeats", type=int, help="cold loads / recoveries / LSP cold starts per point (median)"
+    )
     p.add_argument("--window", type=int, help="ops in each write-cost window")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
@@ -103,6 +131,14 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         intervals=args.intervals or base.intervals,
         repeats=args.repeats or base.repeats,
         window=args.window or base.window,
+        lsp_files=base.lsp_files,
+        lsp_hunks=base.lsp_hunks,
+        lsp_ops=base.lsp_ops,
+        lsp_cold_runs=args.repeats or base.lsp_cold_runs,
+        lsp_commits=base.lsp_commits,
+        lsp_big_hunks=base.lsp_big_hunks,
+        lsp_requests=base.lsp_requests,
+        lsp_edits=base.lsp_edits,
     )
     return args, plan
 
@@ -158,6 +194,20 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
                 tmp, fixtures, plan.intervals, repeats=plan.repeats, window=plan.window
             )
             results["recovery"] = res_rec.as_dict()
+            settle()
+        if "lsp" in phases:
+            res_lsp = await lsp.run(
+                tmp,
+                files=plan.lsp_files,
+                hunks=plan.lsp_hunks,
+                ops=plan.lsp_ops,
+                cold_runs=plan.lsp_cold_runs,
+                commit_count=plan.lsp_commits,
+                big_hunks=plan.lsp_big_hunks,
+                requests=plan.lsp_requests,
+                edits=plan.lsp_edits,
+            )
+            results["lsp"] = res_lsp.as_dict()
     finally:
         if args.keep:
             print(f"kept {tmp}")
