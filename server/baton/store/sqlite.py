@@ -338,6 +338,23 @@ class SqliteStore:
         await self._run(write)
         return h
 
+    async def get_blobs(self, digests: list[str]) -> dict[str, bytes]:
+        """Many blobs in one round trip (the server fetches every hunk body of a file);
+        missing or corrupt ones are simply absent — `get_blob` says why."""
+
+        def read(db: Db) -> list[Any]:
+            rows: list[Any] = []
+            for start in range(0, len(digests), 500):  # SQLite's variable limit
+                chunk = digests[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows += db.execute(
+                    f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", chunk
+                ).fetchall()
+            return rows
+
+        found = {h: _as_bytes(data) for h, data in await self._run(read)}
+        return {h: data for h, data in found.items() if digest(data) == h}
+
     async def get_blob(self, digest_: str) -> bytes:
         value = await self._run(_scalar, "SELECT data FROM blobs WHERE hash = ?", digest_)
         if value is None:
