@@ -45,10 +45,6 @@ class Placed:
     eol: str = ""
     """A final line break the text gained since the hunk was made (see locate_tolerant)."""
 
-    @property
-    def actionable(self) -> bool:
-        return self.shown in (Shown.PENDING, Shown.ACCEPTED)
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
