@@ -63,7 +63,7 @@ class HandoffBrief(Model):
     next_actions: list[str]
 
 
-def _hunk(h: HunkState) -> HunkBrief:
+def hunk_brief(h: HunkState) -> HunkBrief:
     return HunkBrief(
         id=h.id,
         path=h.path,
@@ -92,9 +92,11 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
         )
         files.append(FileBrief(path=path, state=kind))
     order = sorted(state.hunks.values(), key=lambda h: (h.path, h.base_line))
-    accepted = [_hunk(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)]
-    pending = [_hunk(h) for h in order if h.status == HunkStatus.PENDING]
-    rejected = [_hunk(h) for h in order if h.status == HunkStatus.REJECTED]
+    accepted = [
+        hunk_brief(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)
+    ]
+    pending = [hunk_brief(h) for h in order if h.status == HunkStatus.PENDING]
+    rejected = [hunk_brief(h) for h in order if h.status == HunkStatus.REJECTED]
     effects = [
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()

@@ -35,7 +35,7 @@ from pydantic import Field, ValidationError
 
 from . import __version__
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
-from .brief import MAX_LISTED, FileBrief, HandoffBrief, HunkBrief, render_markdown
+from .brief import MAX_LISTED, FileBrief, HandoffBrief, HunkBrief, hunk_brief, render_markdown
 from .changes import ChangeRefused
 from .effects import EffectResult
 from .hunks import DiffDoesNotApply, DiffError
@@ -177,18 +177,6 @@ class Resumed(Model):
 
 
 # --- pure helpers -------------------------------------------------------------------
-
-
-def hunk_brief(h: HunkState) -> HunkBrief:
-    return HunkBrief(
-        id=h.id,
-        path=h.path,
-        status=h.status,
-        line=h.base_line + 1,
-        summary=h.summary,
-        comment=h.comment,
-        conflict=h.conflict,
-    )
 
 
 def bound_brief(
