@@ -4,20 +4,62 @@ Pure: built from a folded state and the current hashes of the files the task rea
 caller looks at the disk). Rendered as compact Markdown for an LLM prompt, in an order
 that matches what the next worker must do: settle, don't re-ask, don't re-propose,
 re-read what changed, then carry on with the steps.
+
+Size. `build_brief` keeps everything; `bound` cuts it for a prompt, and `render_markdown`
+renders the bounded brief, so the Markdown and the structured brief (the MCP `resume`
+tool's JSON) are cut by one rule:
+
+* never cut: the decisions — accepted and applied hunks, rejected hunks with the
+  developer's comments, feedback and decision remarks, failed or unsettled effects —
+  and the title and instruction;
+* cut, counted in `omitted`: the rest, each list to `limit` entries (MAX_LISTED) and all
+  of them together to BUDGET bytes of Markdown lines, filled in this order: open steps
+  (in progress, awaiting review, then not started), files changed or deleted since read,
+  pending hunks, a count per file of the pending hunks not listed, the newest notes, the
+  newest done steps, unchanged files. Pending hunks are never dropped silently: each one
+  not listed is counted in `pending_unlisted` (per file) or in the "other files" total,
+  with "do not ask again";
+* free text that is not a decision (hunk summaries, step names and notes, notes) is cut
+  to MAX_TEXT characters on one line.
+
+So the Markdown is at most MAX_BYTES (16 KiB, with paths under 256 bytes) plus the title,
+the instruction and the decision sections, i.e. O(decisions) + a constant, however long
+the task ran; tests/store/test_brief_long.py and bench/brief.py check and measure it.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Literal, TypeVar
+
+from pydantic import Field
 
 from .models import HunkState, HunkStatus, Model, Remark, Step, StepStatus, TaskState
 
 MAX_LISTED = 50
-"""Long lists are cut to this many entries in Markdown (decisions are never cut)."""
+"""Each list that may be cut keeps at most this many entries (decisions are never cut)."""
 
+MAX_TEXT = 160
+"""Characters kept of a hunk summary, step name, step note or note (decisions: all)."""
+
+BUDGET = 12 * 1024
+"""Bytes of Markdown lines shared by all the lists that may be cut."""
+
+NEXT_LISTED = 5
+"""Paths or steps named in one next action; the sections list the rest."""
+
+MAX_BYTES = 16 * 1024
+"""Bound on the Markdown without its title, instruction and decision sections: BUDGET for
+the lists that may be cut, plus headers, next actions and "… more" lines (with paths
+under 256 bytes)."""
+
+NEW_TASK = "New task: plan the steps, read what you need, then propose changes."
 
 FileChange = Literal["unchanged", "updated", "changed", "deleted"]
 """`updated`: changed only by this task's own applied hunks, so what was read still holds."""
+
+STALE: tuple[FileChange, ...] = ("changed", "deleted")
 
 
 class FileBrief(Model):
@@ -61,6 +103,13 @@ class HandoffBrief(Model):
     effects: list[EffectBrief]
     """Effects that failed, or were still dangling when the brief was made."""
     next_actions: list[str]
+    pending_unlisted: dict[str, int] = Field(default_factory=dict)
+    """Pending hunks left out of `pending` by `bound`, counted per file: still pending,
+    do not ask again."""
+    omitted: dict[str, int] = Field(default_factory=dict)
+    """What `bound` left out, per list: pending (hunks), pending_files (files whose
+    unlisted pending hunks are only in the total), files_changed, files_read (unchanged
+    files), notes, steps_open, steps_done. Empty when nothing was cut."""
 
 
 def hunk_brief(h: HunkState) -> HunkBrief:
@@ -122,6 +171,13 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
     return brief
 
 
+def _named(names: Sequence[str], more: str) -> str:
+    shown = ", ".join(names[:NEXT_LISTED])
+    if len(names) > NEXT_LISTED:
+        shown += f" and {len(names) - NEXT_LISTED} more ({more})"
+    return shown
+
+
 def _next_actions(b: HandoffBrief) -> list[str]:
     todo: list[str] = []
     if b.status != "open":
@@ -135,85 +191,224 @@ def _next_actions(b: HandoffBrief) -> list[str]:
     unapplied = [h for h in b.accepted if h.status == HunkStatus.ACCEPTED and not h.conflict]
     if unapplied:
         todo.append(f"Apply {len(unapplied)} accepted hunk(s) (`apply`); each lands once.")
-    changed = [f.path for f in b.files_read if f.state in ("changed", "deleted")]
+    changed = [f.path for f in b.files_read if f.state in STALE]
     if changed:
-        todo.append("Re-read before relying on them: " + ", ".join(changed) + ".")
+        todo.append(f"Re-read before relying on them: {_named(changed, 'see Files read')}.")
     if b.pending:
         todo.append(f"Wait for review of {len(b.pending)} pending hunk(s); do not ask again.")
     if b.rejected:
         todo.append("Do not propose the rejected hunks again; address the comments instead.")
-    current = [s.name for s in b.steps if s.status != StepStatus.DONE]
+    current = [_clip(s.name) for s in b.steps if s.status != StepStatus.DONE]
     if current:
-        todo.append("Continue with: " + ", ".join(current) + ".")
+        todo.append(f"Continue with: {_named(current, 'see Steps')}.")
     if todo:
         return todo
     if not b.steps and not (b.accepted or b.pending or b.rejected or b.files_read):
-        return ["New task: plan the steps, read what you need, then propose changes."]
+        return [NEW_TASK]
     return ["All steps are done: check the result and finish the task."]
 
 
-def render_markdown(b: HandoffBrief) -> str:
-    """Compact Markdown for an LLM prompt; long lists are cut, decisions never are."""
+# --- bounding -----------------------------------------------------------------------
+
+
+def _clip(text: str, limit: int = MAX_TEXT) -> str:
+    """One line of at most `limit` characters; idempotent."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_MARK = {"done": "x", "in_progress": ">", "awaiting_review": "?", "pending": " "}
+_OPEN_FIRST = {
+    StepStatus.IN_PROGRESS: 0,
+    StepStatus.AWAITING_REVIEW: 1,
+    StepStatus.PENDING: 2,
+    StepStatus.DONE: 3,
+}
+
+
+def step_line(s: Step) -> str:
+    return f"- [{_MARK[s.status.value]}] {s.name}" + (f" — {s.note}" if s.note else "")
+
+
+def hunk_line(h: HunkBrief) -> str:
+    line = f"- `{h.id}` {h.path}:{h.line} {h.summary}"
+    if h.status == HunkStatus.APPLIED:
+        line += " (applied)"
+    if h.comment:
+        line += f" — developer: “{h.comment}”"
+    if h.conflict:
+        line += f" — CONFLICT: {h.conflict}"
+    return line
+
+
+def file_line(f: FileBrief) -> str:
+    if f.state in STALE:
+        return f"- {f.path} ({f.state} since read)"
+    return f"- {f.path}" + (" (updated by applied hunks)" if f.state == "updated" else "")
+
+
+def note_line(r: Remark) -> str:
+    return f"- {r.text}"
+
+
+def remark_line(r: Remark) -> str:
+    return f"- {r.kind} ({r.author}): {r.text}"
+
+
+def effect_line(e: EffectBrief) -> str:
+    return f"- {e.id} on {e.path}: {e.status} {e.outcome}"
+
+
+def pending_file_line(path: str, count: int) -> str:
+    return f"- {count} more pending in {path}: do not ask again"
+
+
+T = TypeVar("T")
+
+
+def bound(brief: HandoffBrief, limit: int = MAX_LISTED, budget: int = BUDGET) -> HandoffBrief:
+    """The brief cut for a prompt (see the module docstring for the rule); idempotent.
+
+    Every list that may be cut keeps at most `limit` entries, and all of them together at
+    most `budget` bytes of Markdown lines, in priority order; what is left out is counted
+    in `omitted`. Decisions are never cut."""
+    left = budget
+    omitted = Counter(brief.omitted)
+
+    def take(items: Sequence[T], line: Callable[[T], str], key: str) -> list[T]:
+        nonlocal left
+        kept: list[T] = []
+        for item in items:
+            size = len(line(item).encode()) + 1
+            if len(kept) >= limit or size > left:
+                break
+            left -= size
+            kept.append(item)
+        if len(kept) < len(items):
+            omitted[key] += len(items) - len(kept)
+        return kept
+
+    steps = [
+        s.model_copy(update={"name": _clip(s.name), "note": _clip(s.note)}) for s in brief.steps
+    ]
+    open_steps = sorted(
+        (s for s in steps if s.status != StepStatus.DONE), key=lambda s: _OPEN_FIRST[s.status]
+    )
+    kept_steps = {id(s) for s in take(open_steps, step_line, "steps_open")}
+    stale = take([f for f in brief.files_read if f.state in STALE], file_line, "files_changed")
+
+    pending = [h.model_copy(update={"summary": _clip(h.summary)}) for h in brief.pending]
+    listed = take(pending, hunk_line, "pending")
+    unlisted = Counter(brief.pending_unlisted)
+    unlisted.update(h.path for h in pending[len(listed) :])
+    per_file = take(sorted(unlisted.items()), lambda kv: pending_file_line(*kv), "pending_files")
+
+    notes = [
+        r.model_copy(update={"text": _clip(r.text)}) for r in brief.remarks if r.kind == "note"
+    ]
+    kept_notes = {id(r) for r in take(notes[::-1], note_line, "notes")}
+    done = [s for s in steps if s.status == StepStatus.DONE]
+    kept_steps |= {id(s) for s in take(done[::-1], step_line, "steps_done")}
+    same = take([f for f in brief.files_read if f.state not in STALE], file_line, "files_read")
+
+    clipped = iter(notes)  # the clipped notes, back in log order among the other remarks
+    remarks = [next(clipped) if r.kind == "note" else r for r in brief.remarks]
+    return brief.model_copy(
+        update={
+            "steps": [s for s in steps if id(s) in kept_steps],
+            "files_read": stale + same,
+            "pending": listed,
+            "pending_unlisted": dict(per_file),
+            "accepted": [_clip_summary(h) for h in brief.accepted],
+            "rejected": [_clip_summary(h) for h in brief.rejected],
+            "remarks": [r for r in remarks if r.kind != "note" or id(r) in kept_notes],
+            "omitted": {k: v for k, v in omitted.items() if v},
+        }
+    )
+
+
+def _clip_summary(h: HunkBrief) -> HunkBrief:
+    return h.model_copy(update={"summary": _clip(h.summary)})
+
+
+def size_bound(b: HandoffBrief) -> int:
+    """The most bytes `render_markdown(b)` may take: MAX_BYTES plus what is never cut (the
+    title, task id, instruction and worker, and one line per decision), with paths under
+    256 bytes. O(decisions) + a constant, however many ops the task has."""
+    kept = [b.title, b.task_id, b.instruction, b.worker or ""]
+    kept += [hunk_line(_clip_summary(h)) for h in (*b.accepted, *b.rejected)]
+    kept += [remark_line(r) for r in b.remarks if r.kind != "note"]
+    kept += [effect_line(e) for e in b.effects]
+    return MAX_BYTES + sum(len(text.encode()) + 1 for text in kept)
+
+
+# --- Markdown -----------------------------------------------------------------------
+
+
+def render_markdown(b: HandoffBrief, limit: int = MAX_LISTED) -> str:
+    """Compact Markdown for an LLM prompt, rendered from `bound(b, limit)`: long lists end
+    in "… and N more", decisions are never cut."""
+    b = bound(b, limit)
+    cut = b.omitted
     out = [f"# Handoff: {b.title} ({b.task_id})", ""]
     if b.instruction:
         out += ["## Instruction", b.instruction, ""]
     out += [f"Status: {b.status}; epoch {b.epoch}; worker {b.worker or 'none'}.", ""]
     out += ["## Next", *(f"- {a}" for a in b.next_actions), ""]
-    if b.steps:
-        mark = {"done": "x", "in_progress": ">", "awaiting_review": "?", "pending": " "}
+    if b.steps or cut.get("steps_open") or cut.get("steps_done"):
         out += ["## Steps"]
-        out += [
-            f"- [{mark[s.status.value]}] {s.name}" + (f" — {s.note}" if s.note else "")
-            for s in b.steps
-        ]
+        if cut.get("steps_done"):
+            out.append(f"- … {cut['steps_done']} earlier done step(s) not listed")
+        out += [step_line(s) for s in b.steps]
+        if cut.get("steps_open"):
+            out.append(f"- … and {cut['steps_open']} more open step(s)")
         out.append("")
-    sections: list[tuple[str, list[HunkBrief], bool]] = [
-        ("Accepted (never propose again)", b.accepted, False),
-        ("Pending review (do not ask again)", b.pending, True),
-        ("Rejected (do not propose again)", b.rejected, False),
-    ]
-    for title, hunks, may_cut in sections:
-        if not hunks:
-            continue
-        out.append(f"## {title}: {len(hunks)}")
-        shown = hunks[:MAX_LISTED] if may_cut else hunks
-        for h in shown:
-            line = f"- `{h.id}` {h.path}:{h.line} {h.summary}"
-            if h.status == HunkStatus.APPLIED:
-                line += " (applied)"
-            if h.comment:
-                line += f" — developer: “{h.comment}”"
-            if h.conflict:
-                line += f" — CONFLICT: {h.conflict}"
-            out.append(line)
-        if len(shown) < len(hunks):
-            out.append(f"- … and {len(hunks) - len(shown)} more")
+    if b.accepted:
+        out.append(f"## Accepted (never propose again): {len(b.accepted)}")
+        out += [hunk_line(h) for h in b.accepted]
         out.append("")
-    if b.files_read:
-        changed = [f for f in b.files_read if f.state in ("changed", "deleted")]
-        same = [f for f in b.files_read if f.state in ("unchanged", "updated")]
-        out.append(f"## Files read: {len(b.files_read)}")
-        out += [f"- {f.path} ({f.state} since read)" for f in changed]
-        listed = same[:MAX_LISTED]
-        out += [
-            f"- {f.path}" + (" (updated by applied hunks)" if f.state == "updated" else "")
-            for f in listed
-        ]
-        if len(listed) < len(same):
-            out.append(f"- … and {len(same) - len(listed)} more, unchanged")
+    n_pending = len(b.pending) + cut.get("pending", 0)
+    if n_pending:
+        out.append(f"## Pending review (do not ask again): {n_pending}")
+        out += [hunk_line(h) for h in b.pending]
+        out += [pending_file_line(p, n) for p, n in b.pending_unlisted.items()]
+        if cut.get("pending_files"):
+            rest = cut.get("pending", 0) - sum(b.pending_unlisted.values())
+            out.append(
+                f"- … and {rest} more pending in {cut['pending_files']} other file(s): "
+                "do not ask again"
+            )
+        out.append("")
+    if b.rejected:
+        out.append(f"## Rejected (do not propose again): {len(b.rejected)}")
+        out += [hunk_line(h) for h in b.rejected]
+        out.append("")
+    n_files = len(b.files_read) + cut.get("files_changed", 0) + cut.get("files_read", 0)
+    if n_files:
+        out.append(f"## Files read: {n_files}")
+        out += [file_line(f) for f in b.files_read]
+        if cut.get("files_changed"):
+            out.append(
+                f"- … and {cut['files_changed']} more changed or deleted since read: "
+                "re-read any file before relying on it"
+            )
+        if cut.get("files_read"):
+            out.append(f"- … and {cut['files_read']} more, unchanged")
         out.append("")
     remarks = [r for r in b.remarks if r.kind in ("feedback", "decision")]
-    notes = [r for r in b.remarks if r.kind == "note"]
     if remarks:
         out.append("## Feedback and decisions")
-        out += [f"- {r.kind} ({r.author}): {r.text}" for r in remarks]
+        out += [remark_line(r) for r in remarks]
         out.append("")
-    if notes:
+    notes = [r for r in b.remarks if r.kind == "note"]
+    if notes or cut.get("notes"):
         out.append("## Notes")
-        out += [f"- {r.text}" for r in notes[-MAX_LISTED:]]
+        if cut.get("notes"):
+            out.append(f"- … {cut['notes']} earlier note(s) not listed")
+        out += [note_line(r) for r in notes]
         out.append("")
     if b.effects:
         out.append("## Conflicts and unsettled effects")
-        out += [f"- {e.id} on {e.path}: {e.status} {e.outcome}" for e in b.effects]
+        out += [effect_line(e) for e in b.effects]
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -35,11 +35,12 @@ from pydantic import Field, ValidationError
 
 from . import __version__
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
-from .brief import MAX_LISTED, FileBrief, HandoffBrief, HunkBrief, hunk_brief, render_markdown
+from .brief import MAX_LISTED, HandoffBrief, HunkBrief, bound, hunk_brief, render_markdown
+from .brief import NEW_TASK as NEW_TASK_PLAIN
 from .changes import ChangeRefused
 from .effects import EffectResult
 from .hunks import DiffDoesNotApply, DiffError
-from .models import HunkState, HunkStatus, Model, Remark, StepStatus
+from .models import HunkState, HunkStatus, Model, StepStatus
 from .paths import PathRefused
 from .review import ReviewRefused
 from .store import (
@@ -182,35 +183,15 @@ class Resumed(Model):
 def bound_brief(
     brief: HandoffBrief, limit: int = MAX_LISTED
 ) -> tuple[HandoffBrief, dict[str, int]]:
-    """Cut the brief's long lists the way `render_markdown` does, so the structured copy
-    stays as small as the Markdown: pending hunks and unchanged files beyond `limit`, and
-    all but the last `limit` notes. Accepted and rejected hunks, feedback and decisions,
-    changed files and steps are never cut."""
-    omitted: dict[str, int] = {}
-    pending = brief.pending[:limit]
-    if len(pending) < len(brief.pending):
-        omitted["pending"] = len(brief.pending) - len(pending)
-    changed = [f for f in brief.files_read if f.state in ("changed", "deleted")]
-    same = [f for f in brief.files_read if f.state not in ("changed", "deleted")]
-    files: list[FileBrief] = changed + same[:limit]
-    if len(same) > limit:
-        omitted["files_read"] = len(same) - limit
-    notes = [r for r in brief.remarks if r.kind == "note"]
-    kept_notes = {id(r) for r in notes[-limit:]}
-    remarks: list[Remark] = [r for r in brief.remarks if r.kind != "note" or id(r) in kept_notes]
-    if len(notes) > limit:
-        omitted["notes"] = len(notes) - limit
-    bounded = brief.model_copy(update={"pending": pending, "files_read": files, "remarks": remarks})
-    return bounded, omitted
+    """`brief.bound` (the one cutting rule, shared with the Markdown), with what it left
+    out beside the brief, as `resume` returns them."""
+    bounded = bound(brief, limit)
+    return bounded, dict(bounded.omitted)
 
 
 def with_new_task_hint(brief: HandoffBrief) -> HandoffBrief:
-    """The brief's next actions for a task nothing happened in yet: build_brief says "all
-    steps are done: finish the task" there, which an LLM may take literally."""
-    untouched = not (brief.steps or brief.files_read or brief.remarks or brief.effects) and not (
-        brief.accepted or brief.pending or brief.rejected
-    )
-    if brief.status != "open" or not untouched:
+    """The brief's "new task" next action in the words of this server's tools."""
+    if brief.next_actions != [NEW_TASK_PLAIN]:
         return brief
     return brief.model_copy(update={"next_actions": [NEW_TASK]})
 
@@ -474,7 +455,7 @@ class BatonTools:
             brief = with_new_task_hint(await handoff(self.w.ws, task_id))
             bounded, omitted = bound_brief(brief)
             return CallToolResult(
-                content=[TextContent(type="text", text=render_markdown(brief))],
+                content=[TextContent(type="text", text=render_markdown(bounded))],
                 structured_content=Resumed(brief=bounded, omitted=omitted).model_dump(mode="json"),
             )
 

@@ -18,6 +18,7 @@ from baton.models import HunkStatus
 from baton.workspace import Workspace
 
 from .conftest import CALC, REPO, Editor, start_editor, stop_editor
+from .wire import frame, read_message
 
 CAPS = client_capabilities("visual-studio-code")
 
@@ -96,18 +97,6 @@ async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> No
         await stop_editor(editor)
 
 
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
-    length = 0
-    while (line := await stream.readline()) not in (b"\r\n", b""):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(await stream.readexactly(length))  # type: ignore[no-any-return]
-
-
 async def test_broken_frames_do_not_kill_the_server(seeded: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -135,16 +124,17 @@ async def test_broken_frames_do_not_kill_the_server(seeded: Path) -> None:
     await proc.stdin.drain()
     answered: dict[object, dict[str, object]] = {}
     try:
-        # pygls cannot answer a frame that is not JSON (no id) and reports params it
-        # cannot structure (id 1) with window/showMessage instead of an error response.
-        while not {2, 3, 4, 5} <= set(answered):
+        # A frame that is not JSON has no id to answer; everything else is answered,
+        # params the server cannot read (id 1) included.
+        while not {1, 2, 3, 4, 5} <= set(answered):
             message = await asyncio.wait_for(read_message(proc.stdout), 10)
             if "id" in message:
                 answered[message["id"]] = message
     except TimeoutError:
         raise AssertionError(f"answered only {sorted(answered)}") from None
     assert "result" in answered[2]
-    assert all("error" in answered[i] for i in (3, 4, 5))
+    assert all("error" in answered[i] for i in (1, 3, 4, 5))
+    assert answered[1]["error"]["code"] == -32602  # type: ignore[index]
     assert proc.returncode is None  # still alive
     proc.stdin.write(frame(b'{"jsonrpc": "2.0", "id": 6, "method": "shutdown"}'))
     proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))

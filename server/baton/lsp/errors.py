@@ -12,7 +12,8 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.protocol import JsonRPCNotification, LanguageServerProtocol
 
 from ..review import ReviewRefused
 from ..store import OpConflict, StaleEpoch, StoreError, StoreUnavailable, TaskNotFound
@@ -36,3 +37,19 @@ def clear_errors(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitabl
             raise JsonRpcInternalError(message=f"Baton store: {e}") from None
 
     return wrapper
+
+
+class AnsweringProtocol(LanguageServerProtocol):
+    """pygls drops a request whose params it cannot read and only shows a message; JSON-RPC
+    says the caller gets an error. Answer it with InvalidParams under its own id."""
+
+    def structure_message(self, data: Any) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            error = JsonRpcInvalidParams(message=f"invalid params for {data['method']}")
+            self._send_response(data["id"], error=error.to_response_error())
+            # Hand pygls something it ignores quietly: a `$/` notification nobody handles.
+            return JsonRPCNotification(method="$/baton/answered", jsonrpc="2.0", params=None)

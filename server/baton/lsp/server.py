@@ -28,6 +28,7 @@ from ..models import HunkBody, HunkState, HunkStatus, TaskState
 from ..placement import Candidate, Placed, place
 from ..store import StoreError
 from ..workspace import Workspace, database_path
+from .errors import AnsweringProtocol
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class FileRef:
 
 class BatonServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("baton", __version__)
+        super().__init__("baton", __version__, protocol_cls=AnsweringProtocol)
         self.roots: list[Path] = []
         self.workspaces: dict[Path, Workspace] = {}
         self.views: dict[str, FileView] = {}

@@ -1,0 +1,18 @@
+"""Raw JSON-RPC framing, for tests that must send what no well-behaved client would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
+    length = 0
+    while (line := await stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(await stream.readexactly(length))  # type: ignore[no-any-return]
