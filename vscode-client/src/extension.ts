@@ -14,7 +14,14 @@ const VIEW = 'baton.tasks';
 
 let batonClient: BatonClient | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+/** What `activate` returns: the extension's parts, for the end-to-end tests (e2e/suite). */
+export interface BatonApi {
+  client: BatonClient;
+  tree: TasksTree;
+  status: vscode.StatusBarItem;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<BatonApi> {
   const output = vscode.window.createOutputChannel('Baton', { log: true });
   const client = new BatonClient(output);
   batonClient = client;
@@ -111,6 +118,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push({ dispose: () => void client.dispose() });
   void vscode.commands.executeCommand('setContext', 'baton.serverState', 'stopped');
   void client.start();
+  return { client, tree, status };
 }
 
 export async function deactivate(): Promise<void> {
