@@ -49,6 +49,9 @@ BUDGET = 12 * 1024
 NEXT_LISTED = 5
 """Paths or steps named in one next action; the sections list the rest."""
 
+NEXT_TEXT = 60
+"""Characters of a step name in a next action."""
+
 MAX_BYTES = 16 * 1024
 """Bound on the Markdown without its title, instruction and decision sections: BUDGET for
 the lists that may be cut, plus headers, next actions and "… more" lines (with paths
@@ -198,7 +201,7 @@ def _next_actions(b: HandoffBrief) -> list[str]:
         todo.append(f"Wait for review of {len(b.pending)} pending hunk(s); do not ask again.")
     if b.rejected:
         todo.append("Do not propose the rejected hunks again; address the comments instead.")
-    current = [_clip(s.name) for s in b.steps if s.status != StepStatus.DONE]
+    current = [_clip(s.name, NEXT_TEXT) for s in b.steps if s.status != StepStatus.DONE]
     if current:
         todo.append(f"Continue with: {_named(current, 'see Steps')}.")
     if todo:
