@@ -7,7 +7,9 @@ Phases run in this order, each after a garbage collection:
 2. peer     Baton vs LangGraph's AsyncSqliteSaver on a task growing 1 KB a step;
 3. recovery cold recovery time and write cost for each checkpoint interval;
 4. lsp      the real `baton serve` over stdio: cold start, agent commit → diagnostics,
-            code actions and lenses on a file with 500 hunks, server memory.
+            code actions and lenses on a file with 500 hunks, server memory;
+5. brief    the handoff brief of a long generated task (thousands of ops) against the
+            size of its raw history, and the time to build it.
 
 Results go to stdout as tables (and to --json). The exit code is 0 whatever the
 PASS/MISS verdicts say: targets inform, they do not gate.
@@ -31,10 +33,10 @@ from typing import Any
 
 from baton.workspace import DB_ENV
 
-from . import append, lsp, peer, recovery
+from . import append, brief, lsp, peer, recovery
 from .stats import settle
 
-PHASES = ("append", "peer", "recovery", "lsp")
+PHASES = ("append", "peer", "recovery", "lsp", "brief")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -57,6 +59,8 @@ class Plan:
     lsp_big_hunks: int
     lsp_requests: int
     lsp_edits: int
+    brief_sizes: tuple[int, ...]
+    brief_repeats: int
 
 
 DEFAULT = Plan(
@@ -76,6 +80,8 @@ DEFAULT = Plan(
     lsp_big_hunks=500,
     lsp_requests=200,
     lsp_edits=20,
+    brief_sizes=(100, 400, 1_000),
+    brief_repeats=5,
 )
 QUICK = Plan(
     append_sizes=(1_000, 10_000),
@@ -94,6 +100,8 @@ QUICK = Plan(
     lsp_big_hunks=500,
     lsp_requests=50,
     lsp_edits=5,
+    brief_sizes=(100, 300),
+    brief_repeats=3,
 )
 
 
@@ -117,6 +125,9 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         "--repeats", type=int, help="cold loads / recoveries / LSP cold starts per point (median)"
     )
     p.add_argument("--window", type=int, help="ops in each write-cost window")
+    p.add_argument(
+        "--brief-sizes", type=_ints, help="files of the long brief scenarios, e.g. 100,400,1k"
+    )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (for inspection)")
@@ -139,6 +150,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         lsp_big_hunks=base.lsp_big_hunks,
         lsp_requests=base.lsp_requests,
         lsp_edits=base.lsp_edits,
+        brief_sizes=args.brief_sizes or base.brief_sizes,
+        brief_repeats=args.repeats or base.brief_repeats,
     )
     return args, plan
 
@@ -208,6 +221,10 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
                 edits=plan.lsp_edits,
             )
             results["lsp"] = res_lsp.as_dict()
+            settle()
+        if "brief" in phases:
+            res_brief = await brief.run(tmp, plan.brief_sizes, repeats=plan.brief_repeats)
+            results["brief"] = res_brief.as_dict()
     finally:
         if args.keep:
             print(f"kept {tmp}")

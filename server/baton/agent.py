@@ -194,7 +194,7 @@ class Task:
     async def listdir(self, path: str = ".") -> list[str]:
         """List a folder (names, '/' after folders) and remember what was seen."""
         rel = "." if path in ("", ".") else paths.normalize(path)
-        folder = self.ws.root if rel == "." else paths.resolve(self.ws.root, rel)
+        folder = self.ws.root if rel == "." else paths.resolve(self.ws.root, rel, folder=True)
         if not folder.is_dir():
             raise paths.PathRefused(f"not a folder: {rel}")
         names = sorted(

@@ -22,9 +22,13 @@ tool's JSON) are cut by one rule:
 * free text that is not a decision (hunk summaries, step names and notes, notes) is cut
   to MAX_TEXT characters on one line.
 
-So the Markdown is at most MAX_BYTES (16 KiB, with paths under 256 bytes) plus the title,
-the instruction and the decision sections, i.e. O(decisions) + a constant, however long
-the task ran; tests/store/test_brief_long.py and bench/brief.py check and measure it.
+In the Markdown, accepted hunks without a comment are listed compactly, per file (id and
+line), and a review comment shown beside its hunk is not repeated under Feedback.
+
+So the Markdown is at most `size_bound(brief)`: MAX_BYTES (16 KiB, with paths under 256
+bytes) plus the title, task id, worker, instruction and one line per decision, i.e.
+O(decisions) + a constant, however long the task ran. tests/unit/test_brief.py checks the
+worst case, tests/store/test_brief_long.py a long task, and bench/brief.py measures it.
 """
 
 from __future__ import annotations
@@ -244,6 +248,24 @@ def hunk_line(h: HunkBrief) -> str:
     return line
 
 
+def accepted_lines(hunks: Sequence[HunkBrief]) -> list[str]:
+    """Accepted hunks, compact: per file, the ids and lines of the applied ones and of the
+    ones still to apply; a hunk with a comment or a conflict gets its own full line."""
+    out: list[str] = []
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for h in hunks:
+        if h.comment or h.conflict:
+            out.append(hunk_line(h))
+        else:
+            groups.setdefault((h.path, h.status == HunkStatus.APPLIED), []).append(
+                f"`{h.id}`:{h.line}"
+            )
+    for (path, applied), refs in groups.items():
+        state = "applied" if applied else "to apply"
+        out.append(f"- {path} ({state}): " + ", ".join(refs))
+    return out
+
+
 def file_line(f: FileBrief) -> str:
     if f.state in STALE:
         return f"- {f.path} ({f.state} since read)"
@@ -334,13 +356,24 @@ def _clip_summary(h: HunkBrief) -> HunkBrief:
     return h.model_copy(update={"summary": _clip(h.summary)})
 
 
+def standalone_remarks(b: HandoffBrief) -> list[Remark]:
+    """Feedback and decisions, less the review comments already shown beside their hunk."""
+    shown = {(h.id, h.comment) for h in (*b.accepted, *b.rejected) if h.comment}
+    return [
+        r
+        for r in b.remarks
+        if r.kind != "note" and (r.hunk_id is None or (r.hunk_id, r.text) not in shown)
+    ]
+
+
 def size_bound(b: HandoffBrief) -> int:
     """The most bytes `render_markdown(b)` may take: MAX_BYTES plus what is never cut (the
     title, task id, instruction and worker, and one line per decision), with paths under
     256 bytes. O(decisions) + a constant, however many ops the task has."""
     kept = [b.title, b.task_id, b.instruction, b.worker or ""]
-    kept += [hunk_line(_clip_summary(h)) for h in (*b.accepted, *b.rejected)]
-    kept += [remark_line(r) for r in b.remarks if r.kind != "note"]
+    kept += accepted_lines([_clip_summary(h) for h in b.accepted])
+    kept += [hunk_line(_clip_summary(h)) for h in b.rejected]
+    kept += [remark_line(r) for r in standalone_remarks(b)]
     kept += [effect_line(e) for e in b.effects]
     return MAX_BYTES + sum(len(text.encode()) + 1 for text in kept)
 
@@ -368,7 +401,7 @@ def render_markdown(b: HandoffBrief, limit: int = MAX_LISTED) -> str:
         out.append("")
     if b.accepted:
         out.append(f"## Accepted (never propose again): {len(b.accepted)}")
-        out += [hunk_line(h) for h in b.accepted]
+        out += accepted_lines(b.accepted)
         out.append("")
     n_pending = len(b.pending) + cut.get("pending", 0)
     if n_pending:
@@ -398,7 +431,7 @@ def render_markdown(b: HandoffBrief, limit: int = MAX_LISTED) -> str:
         if cut.get("files_read"):
             out.append(f"- … and {cut['files_read']} more, unchanged")
         out.append("")
-    remarks = [r for r in b.remarks if r.kind in ("feedback", "decision")]
+    remarks = standalone_remarks(b)
     if remarks:
         out.append("## Feedback and decisions")
         out += [remark_line(r) for r in remarks]

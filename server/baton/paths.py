@@ -53,11 +53,12 @@ def normalize(path: str) -> str:
     return "/".join(parts)
 
 
-def resolve(root: Path, path: str, *, must_be_file: bool = False) -> Path:
+def resolve(root: Path, path: str, *, must_be_file: bool = False, folder: bool = False) -> Path:
     """The absolute path of a workspace file, refusing symlinks that lead outside.
 
     A file that does not exist yet is fine (proposals create files); whatever part of it
-    does exist is resolved, so a symlinked directory pointing out is caught too.
+    does exist is resolved, so a symlinked directory pointing out is caught too. `folder`
+    also accepts a directory (listing one).
     """
     rel = normalize(path)
     real_root = root.resolve()
@@ -73,6 +74,8 @@ def resolve(root: Path, path: str, *, must_be_file: bool = False) -> Path:
     except FileNotFoundError:
         if must_be_file:
             raise PathRefused(f"no such file: {rel}") from None
+        return real
+    if folder and stat.S_ISDIR(st.st_mode):
         return real
     if not stat.S_ISREG(st.st_mode):
         raise PathRefused(f"not a regular file: {rel}")

@@ -89,7 +89,7 @@ async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> No
             task = await worker.begin("Late", task_id="late")
             await task.propose("calc.py", CALC.replace("return 3\n", "return 33\n"))
         uri = editor.uri("calc.py")
-        await editor.until(lambda: editor.diagnostics(uri), timeout=5)
+        await editor.until(lambda: editor.diagnostics(uri), timeout=20)  # looked for every 1 s
         await editor.until(
             lambda: any("Restored task 'Late'" in m.message for m in editor.messages)
         )

@@ -177,3 +177,12 @@ async def test_brief_tells_the_next_worker_what_it_needs(worker: Worker, project
     await task.apply()
     brief = await handoff(worker.ws, task.id)
     assert {f.path: f.state for f in brief.files_read}["calc.py"] == "updated"
+
+
+async def test_listing_a_subfolder(worker: Worker, project: Path) -> None:
+    (project / "src" / "pkg").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("x = 1\n")
+    task = await worker.begin("t")
+    assert await task.listdir("src") == ["main.py", "pkg/"]
+    with pytest.raises(PathRefused, match="not a folder"):
+        await task.listdir("src/main.py")
