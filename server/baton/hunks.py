@@ -84,6 +84,17 @@ def _blank(line: str) -> bool:
     return not line.strip()
 
 
+def _trim(a: Lines, b: Lines, region: list[int]) -> list[int]:
+    """Drop lines a region keeps unchanged at its edges: with blank lines as junk, difflib
+    can leave equal blank lines inside a replace, and a hunk should show only the change."""
+    i1, i2, j1, j2 = region
+    while i1 < i2 and j1 < j2 and a[i1] == b[j1]:
+        i1, j1 = i1 + 1, j1 + 1
+    while i1 < i2 and j1 < j2 and a[i2 - 1] == b[j2 - 1]:
+        i2, j2 = i2 - 1, j2 - 1
+    return [i1, i2, j1, j2]
+
+
 def diff_hunks(old: str, new: str, context: int = 3) -> list[HunkSpec]:
     """One hunk per contiguous changed region, sorted by position.
 
@@ -113,6 +124,7 @@ def diff_hunks(old: str, new: str, context: int = 3) -> list[HunkSpec]:
             regions[-1][3] = j2
         else:
             regions.append([i1, i2, j1, j2])
+    regions = [r for r in (_trim(a, b, r) for r in regions) if r[0] < r[1] or r[2] < r[3]]
     hunks: list[HunkSpec] = []
     for index, (i1, i2, j1, j2) in enumerate(regions):
         previous_end = regions[index - 1][1] if index > 0 else 0

@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from baton.agent import Worker
 from baton.lsp import protocol as p
 
-from ..lsp.wire import frame, read_message
+from ..lsp.wire import frame, read_message, reap
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261129
@@ -109,7 +111,9 @@ def corpus(root: Path) -> list[bytes]:
     return raw
 
 
-async def test_random_and_hostile_requests_never_kill_the_server(tmp_path: Path) -> None:
+async def test_random_and_hostile_requests_never_kill_the_server(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "calc.py").write_text("def f():\n    return 1\n")
@@ -127,6 +131,7 @@ async def test_random_and_hostile_requests_never_kill_the_server(tmp_path: Path)
         stderr=asyncio.subprocess.DEVNULL,
         limit=2**24,
     )
+    reap(request, proc)
     assert proc.stdin and proc.stdout
     send = proc.stdin.write
     init = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}

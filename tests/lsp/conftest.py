@@ -18,13 +18,32 @@ REPO = Path(__file__).resolve().parents[2]
 CALC = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
 
 
-async def start_editor(root: Path, capabilities: types.ClientCapabilities) -> Editor:
+STARTED: list[Editor] = []
+"""Every editor a test started: the servers still alive after it are killed (a failing
+test must not leave `baton serve` processes behind)."""
+
+
+@pytest.fixture(autouse=True)
+async def no_leftover_servers() -> AsyncIterator[None]:
+    yield
+    while STARTED:
+        editor = STARTED.pop()
+        server = editor.client._server
+        if server is not None and server.returncode is None:
+            editor.kill_server()
+            await editor.wait_server_gone()
+
+
+async def start_editor(
+    root: Path, capabilities: types.ClientCapabilities, options: dict[str, object] | None = None
+) -> Editor:
     """pytest-lsp's client (its result checks against the capabilities stay on) driving
     the real `baton serve`, wrapped in Baton's scripted editor."""
     client = LanguageClient()
     client.capabilities = capabilities  # what pytest-lsp checks the server's answers against
     editor = Editor(client, root)
-    await editor.start(capabilities, cwd=REPO)
+    STARTED.append(editor)
+    await editor.start(capabilities, cwd=REPO, options=options)
     return editor
 
 

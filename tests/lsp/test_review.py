@@ -240,3 +240,23 @@ async def test_an_editor_adding_a_final_newline_keeps_the_hunk(tmp_path: Path) -
         assert (root / "end.py").read_text() == "x = 1\ny = 3\n"
     finally:
         await stop_editor(editor)
+
+
+async def test_applied_hints_can_be_hidden(seeded: Path) -> None:
+    from pytest_lsp import client_capabilities
+
+    from .conftest import start_editor, stop_editor
+
+    editor = await start_editor(
+        seeded, client_capabilities("visual-studio-code"), {"showApplied": False}
+    )
+    try:
+        uri = editor.uri("calc.py")
+        diags = await editor.until(
+            lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+        )
+        await editor.command("baton.accept", {"hunkId": diags[0].data["hunkId"]})  # file closed
+        await editor.until(lambda: len(editor.diagnostics(uri)) == 2)
+        assert not by_status(editor, uri, "applied")
+    finally:
+        await stop_editor(editor)

@@ -18,7 +18,7 @@ from baton.models import HunkStatus
 from baton.workspace import Workspace
 
 from .conftest import CALC, REPO, Editor, start_editor, stop_editor
-from .wire import frame, read_message
+from .wire import frame, read_message, reap
 
 CAPS = client_capabilities("visual-studio-code")
 
@@ -97,7 +97,9 @@ async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> No
         await stop_editor(editor)
 
 
-async def test_broken_frames_do_not_kill_the_server(seeded: Path) -> None:
+async def test_broken_frames_do_not_kill_the_server(
+    seeded: Path, request: pytest.FixtureRequest
+) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -108,6 +110,7 @@ async def test_broken_frames_do_not_kill_the_server(seeded: Path) -> None:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
+    reap(request, proc)
     assert proc.stdin and proc.stdout
     init = {"processId": None, "rootUri": seeded.as_uri(), "capabilities": {}}
     for body in (

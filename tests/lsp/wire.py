@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 
 def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
@@ -16,3 +18,13 @@ async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":")[1])
     return json.loads(await stream.readexactly(length))  # type: ignore[no-any-return]
+
+
+def reap(request: pytest.FixtureRequest, proc: asyncio.subprocess.Process) -> None:
+    """Kill the server when the test ends, passed or failed: none may be left running."""
+
+    def kill() -> None:
+        if proc.returncode is None:
+            proc.kill()
+
+    request.addfinalizer(kill)

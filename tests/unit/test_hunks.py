@@ -613,3 +613,11 @@ def test_tolerance_is_only_for_hunks_that_end_a_file_without_newline() -> None:
         split_lines("a\nb\nc\nd\ne\n"), spec.old_lines, spec.before, spec.after, 1
     )
     assert exact is not None and exact.eol == ""
+
+
+def test_blank_lines_never_widen_a_hunk() -> None:
+    # Blank lines are no anchors for the matcher (speed); they must still stay out of hunks.
+    old = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
+    (spec,) = diff_hunks(old, old.replace("return 8\n", "return 80\n"))
+    assert (spec.old_lines, spec.new_lines) == (("    return 8\n",), ("    return 80\n",))
+    assert spec.after == ("\n", "\n")

@@ -119,6 +119,10 @@ export class BatonClient implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
+      // The same setting hides applied hunks in the tree and their hints in the editor.
+      initializationOptions: {
+        showApplied: vscode.workspace.getConfiguration('baton').get<boolean>('showApplied', false),
+      },
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       middleware: {

@@ -71,7 +71,12 @@ class ScriptedEditor:
 
     # --- session --------------------------------------------------------------------
 
-    async def start(self, capabilities: types.ClientCapabilities, cwd: Path | None = None) -> None:
+    async def start(
+        self,
+        capabilities: types.ClientCapabilities,
+        cwd: Path | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
         self.capabilities = capabilities
         await self.client.start_io(sys.executable, "-m", "baton", "serve", cwd=cwd)
         result = await self.client.initialize_async(
@@ -79,6 +84,7 @@ class ScriptedEditor:
                 capabilities=capabilities,
                 process_id=None,
                 root_uri=self.root.as_uri(),
+                initialization_options=options,
                 workspace_folders=[
                     types.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)
                 ],

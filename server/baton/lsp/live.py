@@ -190,6 +190,15 @@ def _roots(ls: BatonServer) -> list[Path]:
 
 
 def register(server: BatonServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
+        """`initializationOptions.showApplied` (default true): hints for applied hunks."""
+        options = params.initialization_options
+        if isinstance(options, dict) and isinstance(options.get("showApplied"), bool):
+            ls.show_applied = options["showApplied"]
+        elif options is not None and hasattr(options, "showApplied"):  # pygls namedtuple
+            ls.show_applied = bool(options.showApplied)
+
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
         opened = await ls.open_workspaces(_roots(ls))

@@ -1,0 +1,73 @@
+"""The agent side of the VS Code end-to-end tests, run with Baton's Python.
+
+    agent.py seed WS      a workspace where an agent proposed three hunks in calc.py (task 'tidy')
+    agent.py more WS      another agent process commits a second task (util.py, task 'more')
+    agent.py state WS ID  print the stored hunks of a task as JSON (status, comment, path)
+
+The seed is the one tests/lsp/conftest.py uses, so both suites review the same proposals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from baton.agent import Worker
+from baton.workspace import Workspace
+
+CALC = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
+UTIL = "def greet(name):\n    return 'hello ' + name\n"
+
+
+async def seed(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "calc.py").write_text(CALC)
+    (root / "util.py").write_text(UTIL)
+    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+        task = await worker.begin("Tidy calc", "change three functions", task_id="tidy")
+        await task.step("edit calc.py", "awaiting_review")
+        await task.read("calc.py")
+        new = (
+            CALC.replace("return 2\n", "return 20\n    # twenty\n")
+            .replace("return 5\n", "return 50\n")
+            .replace("return 8\n", "return 80\n")
+        )
+        await task.propose("calc.py", new, summary="bigger numbers")
+
+
+async def more(root: Path) -> None:
+    async with await Worker.open(root, worker_id="agent-2", ttl=60) as worker:
+        task = await worker.begin("Polite greeting", "say hi properly", task_id="more")
+        await task.read("util.py")
+        await task.propose("util.py", UTIL.replace("'hello '", "'Hello, '"), summary="capitalize")
+
+
+async def state(root: Path, task_id: str) -> None:
+    ws = await Workspace.open(root)
+    try:
+        st = await ws.state(task_id)
+        hunks = [
+            {"id": h.id, "path": h.path, "status": h.status.value, "comment": h.comment}
+            for h in sorted(st.hunks.values(), key=lambda h: h.base_line)
+        ]
+        print(json.dumps({"task": task_id, "status": st.status, "hunks": hunks}))
+    finally:
+        await ws.close()
+
+
+def main(argv: list[str]) -> None:
+    cmd, root = argv[0], Path(argv[1]).resolve()
+    if cmd == "seed":
+        asyncio.run(seed(root))
+    elif cmd == "more":
+        asyncio.run(more(root))
+    elif cmd == "state":
+        asyncio.run(state(root, argv[2]))
+    else:
+        raise SystemExit(f"unknown command {cmd}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,243 @@
+// End-to-end tests in the real extension host of code-server, against the real
+// `python -m baton serve`. The workspace was seeded by e2e/agent.py (task 'tidy': three
+// pending hunks in calc.py); `baton.python` points at Baton's venv (see e2e/run.mjs).
+// The tests run in order and share the workspace: each one continues the review.
+
+import * as assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { BatonApi } from '../../src/extension';
+import type { HunkNode } from '../../src/model';
+
+const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
+
+function folder(): string {
+  const f = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(f, 'a workspace folder is open');
+  return f.uri.fsPath;
+}
+
+function python(): string {
+  const py = vscode.workspace.getConfiguration('baton').get<string>('python', '');
+  assert.ok(py, 'baton.python is set in the user settings');
+  return py;
+}
+
+/** Runs e2e/agent.py in its own process (the agent is not the editor). */
+function agent(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(python(), [AGENT, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`agent.py ${args.join(' ')}: ${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+interface StoredHunk {
+  id: string;
+  path: string;
+  status: string;
+  comment: string;
+}
+
+async function stored(taskId: string): Promise<StoredHunk[]> {
+  return (JSON.parse(await agent('state', folder(), taskId)) as { hunks: StoredHunk[] }).hunks;
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+      last = value;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${String(last)})\n${describe()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Set by the suite: what the tree, status bar and diagnostics show, for timeout messages. */
+let describe: () => string = () => '';
+
+/** What the user sees in the Tasks view and the status bar, as plain data. */
+function snapshot(api: BatonApi) {
+  return {
+    tasks: api.tree.currentTasks().map((t) => ({ id: t.id, title: t.title, status: t.status, counts: t.counts })),
+    hunks: api.tree.hunks().map((h) => ({ id: h.hunk.id, label: h.label, shown: h.shown, line: h.hunk.line })),
+    status: api.status.text,
+  };
+}
+
+/** The tree's hunk on the line of calc.py (as the editor has it) that reads `text`. */
+async function hunkAt(api: BatonApi, text: string): Promise<HunkNode | undefined> {
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(folder(), 'calc.py')));
+  const line = doc.getText().split('\n').indexOf(text);
+  return api.tree.hunks().find((h) => h.hunk.path === 'calc.py' && h.hunk.line === line);
+}
+
+function batonDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
+  return vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'baton');
+}
+
+async function lenses(uri: vscode.Uri): Promise<vscode.CodeLens[]> {
+  return (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+}
+
+suite('Baton in VS Code (code-server, real baton serve)', () => {
+  let api: BatonApi;
+  let calc: vscode.Uri;
+  /** Information messages the extension showed (the API object is shared with the test). */
+  const shown: string[] = [];
+  const original = vscode.window.showInformationMessage;
+
+  suiteSetup(async () => {
+    (vscode.window as { showInformationMessage: unknown }).showInformationMessage = (
+      message: string,
+      ...rest: unknown[]
+    ) => {
+      shown.push(message);
+      return (original as (m: string, ...r: unknown[]) => Thenable<unknown>)(message, ...rest);
+    };
+    const ext = vscode.extensions.getExtension<BatonApi>('baton-dev.baton');
+    assert.ok(ext, 'the extension under development is loaded');
+    api = await ext.activate();
+    calc = vscode.Uri.file(path.join(folder(), 'calc.py'));
+    describe = () =>
+      JSON.stringify({
+        ...snapshot(api),
+        diagnostics: batonDiagnostics(calc).map((d) => `${d.range.start.line}: ${d.message}`),
+      }, null, 1);
+  });
+
+  suiteTeardown(() => {
+    (vscode.window as { showInformationMessage: unknown }).showInformationMessage = original;
+  });
+
+  test('the Tasks view shows the agent task and its hunks; the status bar counts them', async () => {
+    await waitFor('task tidy with 3 hunks in the tree', () => api.tree.hunks().length === 3);
+    const [task] = api.tree.currentTasks();
+    assert.equal(task?.id, 'tidy');
+    assert.equal(task?.title, 'Tidy calc');
+    assert.deepEqual(
+      api.tree.hunks().map((h) => [h.hunk.path, h.hunk.line, h.shown]),
+      [
+        ['calc.py', 5, 'pending'],
+        ['calc.py', 17, 'pending'],
+        ['calc.py', 29, 'pending'],
+      ],
+    );
+    assert.match(api.status.text, /\b3 pending$/);
+  });
+
+  test('calc.py has a diagnostic and Accept | Reject | Diff lenses per hunk', async () => {
+    await vscode.window.showTextDocument(calc);
+    const diags = await waitFor('3 Baton diagnostics', () => {
+      const d = batonDiagnostics(calc);
+      return d.length === 3 && d;
+    });
+    assert.deepEqual(
+      diags.map((d) => d.range.start.line).sort((a, b) => a - b),
+      [5, 17, 29],
+    );
+    const found = await waitFor('9 code lenses', async () => {
+      const l = await lenses(calc);
+      return l.length === 9 && l;
+    });
+    const titles = found.map((l) => `${l.range.start.line}:${l.command?.title}`).sort();
+    assert.deepEqual(titles, [
+      '17:Accept', '17:Diff', '17:Reject',
+      '29:Accept', '29:Diff', '29:Reject',
+      '5:Accept', '5:Diff', '5:Reject',
+    ]);
+  });
+
+  test('Accept (the code lens command) edits the buffer, then the tree and the status bar follow', async () => {
+    const accept = (await lenses(calc)).find((l) => l.range.start.line === 5 && l.command?.title === 'Accept');
+    assert.ok(accept?.command, 'an Accept lens on line 6');
+    await vscode.commands.executeCommand(accept.command.command, ...(accept.command.arguments ?? []));
+    const doc = await vscode.workspace.openTextDocument(calc);
+    await waitFor('the accepted hunk in the buffer', () => doc.getText().includes('return 20\n    # twenty\n'));
+    await waitFor('the tree to show it accepted', () =>
+      api.tree.hunks().some((h) => h.hunk.line === 5 && h.shown === 'accepted'),
+    );
+    await waitFor('the status bar to say 2 pending · 1 accepted', () => /\b2 pending · 1 accepted$/.test(api.status.text));
+    await waitFor('its diagnostic to say it is in the buffer', () =>
+      batonDiagnostics(calc).some((d) => d.range.start.line === 5 && d.message.startsWith('Accepted and in the buffer; save to apply')),
+    );
+
+    // Saving writes it: the hunk becomes applied, leaves the view (baton.showApplied is off)
+    // and its diagnostic turns into an "Applied" hint.
+    assert.ok(await doc.save(), 'saved');
+    await waitFor('the hunk applied on save', () => api.tree.hunks().length === 2 && /\b2 pending$/.test(api.status.text));
+    await waitFor('an Applied hint and 2 pending diagnostics', () => {
+      const d = batonDiagnostics(calc);
+      return (
+        d.some((x) => x.range.start.line === 5 && x.message.startsWith('Applied:') && x.severity === vscode.DiagnosticSeverity.Hint) &&
+        d.filter((x) => x.message.startsWith('Agent proposes')).length === 2
+      );
+    });
+    assert.match(fs.readFileSync(calc.fsPath, 'utf8'), /return 20\n {4}# twenty\n/);
+    const hunks = await stored('tidy');
+    assert.deepEqual(hunks.map((h) => h.status), ['applied', 'pending', 'pending']);
+  });
+
+  test('Reject with Comment… records the comment for the agent (read back from the store)', async () => {
+    const node = await waitFor('the hunk on `return 5`', () => hunkAt(api, '    return 5'));
+    const input = vscode.window.showInputBox;
+    (vscode.window as { showInputBox: unknown }).showInputBox = async () => 'keep f5 as it is';
+    try {
+      await vscode.commands.executeCommand('baton.rejectWithComment', node);
+    } finally {
+      (vscode.window as { showInputBox: unknown }).showInputBox = input;
+    }
+    await waitFor('the tree to show it rejected', () =>
+      api.tree.hunks().some((h) => h.hunk.id === node.hunk.id && h.shown === 'rejected') && /\b1 pending$/.test(api.status.text),
+    );
+    const hunks = await stored('tidy');
+    const rejected = hunks.find((h) => h.id === node.hunk.id);
+    assert.equal(rejected?.status, 'rejected');
+    assert.equal(rejected?.comment, 'keep f5 as it is');
+    await waitFor('its diagnostic and lenses gone', async () =>
+      !batonDiagnostics(calc).some((d) => d.code === node.hunk.id) &&
+      (await lenses(calc)).length === 3,
+    );
+    assert.doesNotMatch(fs.readFileSync(calc.fsPath, 'utf8'), /return 50/);
+  });
+
+  test('an agent committing in another process refreshes the tree (no polling)', async () => {
+    await agent('more', folder());
+    await waitFor('task more in the tree', () => api.tree.currentTasks().some((t) => t.id === 'more'));
+    await waitFor('its hunk in util.py', () => api.tree.hunks().some((h) => h.hunk.path === 'util.py' && h.shown === 'pending'));
+    await waitFor('the status bar to count both tasks', () => /\b2 pending$/.test(api.status.text));
+    await waitFor('the proposal notification', () =>
+      shown.find((m) => /^Agent proposes 1 change in 1 file \(task 'Polite greeting'\)$/.test(m)),
+    );
+  });
+
+  test('Restart Server shows the identical state and the restore notification', async () => {
+    const before = snapshot(api);
+    const diagsBefore = batonDiagnostics(calc).map((d) => [d.range.start.line, d.message]);
+    shown.length = 0;
+    await vscode.commands.executeCommand('baton.restartServer');
+    const restored = await waitFor('the restore notification', () => shown.find((m) => m.startsWith('Baton restored')));
+    assert.equal(
+      restored,
+      "Baton restored 2 tasks: 'Tidy calc' (1 accepted, 1 pending review), 'Polite greeting' (0 accepted, 1 pending review)",
+    );
+    await waitFor('the same tree and status bar', () => {
+      const after = snapshot(api);
+      return JSON.stringify(after) === JSON.stringify(before) && after;
+    });
+    await waitFor('the same diagnostics', () =>
+      JSON.stringify(batonDiagnostics(calc).map((d) => [d.range.start.line, d.message])) === JSON.stringify(diagsBefore),
+    );
+  });
+});
