@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -514,7 +515,11 @@ def serve(level: str) -> int:
     )
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
     build_server().start_io()
-    return EXIT_OK
+    # The client is gone: an `exit`, or stdin closed without one (the editor was killed).
+    # Every decision is committed already; the store's worker threads must not keep an
+    # orphaned server alive, so leave without waiting for them.
+    logging.shutdown()
+    os._exit(EXIT_OK)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

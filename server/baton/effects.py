@@ -246,8 +246,19 @@ async def apply_hunk(ws: Workspace, task_id: str, hunk_id: str) -> EffectResult:
     try:
         outcome = write_final_state(plan.target, plan.pre_hash, plan.post, plan.post_hash)
     except Conflict as e:
-        return await _failed(ws, task_id, plan.effect_id, plan.hunk, str(e))
+        return await _conflict_or_done(ws, task_id, plan.effect_id, plan.hunk, str(e))
     return await _done(ws, task_id, plan.effect_id, plan.hunk, outcome)
+
+
+async def _conflict_or_done(
+    ws: Workspace, task_id: str, effect_id: str, hunk: HunkState, reason: str
+) -> EffectResult:
+    """The file moved between our look and the write. If what moved it put the hunk in
+    (an editor saving the same accepted edit), it is applied; only otherwise a conflict."""
+    state = await ws.state(task_id)
+    if await _in_final_state(ws, state, hunk, paths.resolve(ws.root, hunk.path)):
+        return await _done(ws, task_id, effect_id, hunk, "already")
+    return await _failed(ws, task_id, effect_id, hunk, reason)
 
 
 async def recover_effects(ws: Workspace, task_id: str) -> list[EffectResult]:
@@ -276,8 +287,8 @@ async def settle(
         post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
         try:
             write_final_state(target, effect.pre_hash, post, effect.post_hash)
-        except Conflict as e:  # changed between our look and the write: leave it
-            return await _failed(ws, task_id, effect.id, hunk, str(e))
+        except Conflict as e:  # changed between our look and the write
+            return await _conflict_or_done(ws, task_id, effect.id, hunk, str(e))
         return await _done(ws, task_id, effect.id, hunk, "recovered")
     if await _in_final_state(ws, state, hunk, target):
         # Applied through an editor buffer that was saved with other edits around it.

@@ -143,3 +143,33 @@ async def test_broken_frames_do_not_kill_the_server(
     proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
     await proc.stdin.drain()
     assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+
+async def test_the_server_exits_when_its_editor_disappears(
+    seeded: Path, request: pytest.FixtureRequest
+) -> None:
+    """An editor killed without `shutdown`/`exit` closes the pipe: no orphaned server."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        "serve",
+        cwd=REPO,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    reap(request, proc)
+    assert proc.stdin and proc.stdout
+    init = {"processId": None, "rootUri": seeded.as_uri(), "capabilities": {}}
+    proc.stdin.write(
+        frame(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode()
+        )
+    )
+    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    await proc.stdin.drain()
+    while "id" not in await asyncio.wait_for(read_message(proc.stdout), 20):
+        pass
+    proc.stdin.close()
+    assert await asyncio.wait_for(proc.wait(), 10) == 0

@@ -224,3 +224,27 @@ async def test_a_final_newline_added_on_save_does_not_block_the_hunk(
     (result,) = await task.apply()
     assert result.outcome == "applied"
     assert (project / "notes.txt").read_bytes() == new + b"\r\n"
+
+
+async def test_a_save_racing_the_write_with_the_same_hunk_counts_as_applied(
+    worker: Worker, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the torture run: an editor saved the accepted edit (plus an edit of its
+    own) between the agent's look at the file and its write."""
+    import baton.effects as effects
+
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    (hid,) = (await task.propose("f.py", edit(BASE, 10, "ten\n"))).hunk_ids
+    await accept_all(task)
+    saved = edit(edit(BASE, 10, "ten\n"), 1, "the developer's line 1\n")
+
+    def editor_saves_first(target: Path, *args: object) -> str:
+        target.write_text(saved)
+        raise effects.Conflict("changed since the change was planned")
+
+    monkeypatch.setattr(effects, "write_final_state", editor_saves_first)
+    (result,) = await task.apply()
+    assert result.outcome == "already"
+    assert (project / "f.py").read_text() == saved
+    assert (await task.state()).hunks[hid].status == HunkStatus.APPLIED
