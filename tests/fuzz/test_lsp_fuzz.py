@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from baton.agent import Worker
 from baton.lsp import protocol as p
 
-from ..lsp.wire import frame, read_message, reap
+from ..lsp.wire import frame, initialize, raw_server, read_message
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261129
@@ -120,26 +119,10 @@ async def test_random_and_hostile_requests_never_kill_the_server(
     async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
         task = await worker.begin("Fuzz", task_id="fuzz")
         await task.propose("calc.py", "def f():\n    return 2\n")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "baton",
-        "serve",
-        cwd=REPO,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=2**24,
-    )
-    reap(request, proc)
+    proc = await raw_server(request)
     assert proc.stdin and proc.stdout
     send = proc.stdin.write
-    init = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
-    send(
-        frame(
-            json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
-        )
-    )
+    send(initialize(root, 0))
     send(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
     for body in corpus(root):
         send(frame(body))

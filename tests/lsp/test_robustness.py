@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,8 @@ from baton.agent import Worker
 from baton.models import HunkStatus
 from baton.workspace import Workspace
 
-from .conftest import CALC, REPO, Editor, start_editor, stop_editor
-from .wire import frame, read_message, reap
+from .conftest import CALC, Editor, start_editor, stop_editor
+from .wire import frame, initialize, raw_server, read_message
 
 CAPS = client_capabilities("visual-studio-code")
 
@@ -100,17 +99,7 @@ async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> No
 async def test_broken_frames_do_not_kill_the_server(
     seeded: Path, request: pytest.FixtureRequest
 ) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "baton",
-        "serve",
-        cwd=REPO,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    reap(request, proc)
+    proc = await raw_server(request)
     assert proc.stdin and proc.stdout
     init = {"processId": None, "rootUri": seeded.as_uri(), "capabilities": {}}
     for body in (
@@ -149,24 +138,9 @@ async def test_the_server_exits_when_its_editor_disappears(
     seeded: Path, request: pytest.FixtureRequest
 ) -> None:
     """An editor killed without `shutdown`/`exit` closes the pipe: no orphaned server."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "baton",
-        "serve",
-        cwd=REPO,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    reap(request, proc)
+    proc = await raw_server(request)
     assert proc.stdin and proc.stdout
-    init = {"processId": None, "rootUri": seeded.as_uri(), "capabilities": {}}
-    proc.stdin.write(
-        frame(
-            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode()
-        )
-    )
+    proc.stdin.write(initialize(seeded, 1))
     proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
     await proc.stdin.drain()
     while "id" not in await asyncio.wait_for(read_message(proc.stdout), 20):

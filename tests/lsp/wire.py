@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def frame(body: bytes) -> bytes:
@@ -20,11 +24,32 @@ async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
     return json.loads(await stream.readexactly(length))  # type: ignore[no-any-return]
 
 
-def reap(request: pytest.FixtureRequest, proc: asyncio.subprocess.Process) -> None:
-    """Kill the server when the test ends, passed or failed: none may be left running."""
+async def raw_server(request: pytest.FixtureRequest) -> asyncio.subprocess.Process:
+    """`baton serve` on raw pipes, killed when the test ends, passed or failed."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        "serve",
+        cwd=REPO,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=2**24,
+    )
 
     def kill() -> None:
         if proc.returncode is None:
             proc.kill()
 
     request.addfinalizer(kill)
+    return proc
+
+
+def initialize(root: Path, msg_id: int) -> bytes:
+    params = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+    return frame(
+        json.dumps(
+            {"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": params}
+        ).encode()
+    )
