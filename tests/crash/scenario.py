@@ -44,24 +44,51 @@ def setup(root: Path) -> None:
 
 
 async def run(root: Path) -> None:
-    async with await Worker.open(root, worker_id=f"w{os.getpid()}", ttl=TTL) as worker:
+    await resume_or_begin(
+        root,
+        TASK,
+        "Crash me",
+        "edit three files",
+        FILES,
+        PROPOSED,
+        ttl=TTL,
+        claim_wait=15,
+        review_wait=30,
+    )
+
+
+async def resume_or_begin(
+    root: Path,
+    task_id: str,
+    title: str,
+    instruction: str,
+    files: dict[str, str],
+    proposed: dict[str, str],
+    *,
+    ttl: float,
+    claim_wait: float,
+    review_wait: float,
+) -> None:
+    """What a well-behaved worker does, first or after a takeover: claim (waiting out a
+    dead worker's lease), skip what is already recorded, carry on to the end."""
+    async with await Worker.open(root, worker_id=f"w{os.getpid()}", ttl=ttl) as worker:
         try:
             try:
-                task = await worker.begin("Crash me", "edit three files", task_id=TASK)
+                task = await worker.begin(title, instruction, task_id=task_id)
             except TaskExists:
-                task = await worker.claim(TASK, wait=15)
+                task = await worker.claim(task_id, wait=claim_wait)
         except TaskClosed:
             return
-        for name in FILES:
+        for name in files:
             await task.read(name)
         await task.step("plan", StepStatus.DONE)
         state = await task.state()
-        proposed = {c.path for c in state.changes.values()}
-        for name, text in PROPOSED.items():
-            if name not in proposed:
+        done = {c.path for c in state.changes.values()}
+        for name, text in proposed.items():
+            if name not in done:
                 await task.propose(name, text)
         await task.step("review", StepStatus.AWAITING_REVIEW)
-        await task.wait_for_review(timeout=30)
+        await task.wait_for_review(timeout=review_wait)
         await task.apply()
         await task.finish("ok")
 

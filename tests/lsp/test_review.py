@@ -260,3 +260,15 @@ async def test_applied_hints_can_be_hidden(seeded: Path) -> None:
         assert not by_status(editor, uri, "applied")
     finally:
         await stop_editor(editor)
+
+
+async def test_accept_the_developers_own_version(editor: Editor, seeded: Path) -> None:
+    uri = editor.uri("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    hunk = diags[1].data["hunkId"]  # return 5 -> return 50
+    result = await editor.command("baton.acceptEdited", {"hunkId": hunk, "text": "    return 55"})
+    assert result["outcome"] == "applied"  # the file is closed: written on disk
+    # The missing line end was added from the proposal: nothing ran into the next line.
+    assert (seeded / "calc.py").read_text() == CALC.replace("return 5\n", "return 55\n")

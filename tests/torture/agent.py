@@ -10,13 +10,10 @@ BATON_CRASH_AT (see baton/faults.py).
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 
-from baton.agent import Worker
-from baton.models import StepStatus
-from baton.store import TaskClosed, TaskExists
+from ..crash.scenario import resume_or_begin
 
 TASK = "torture"
 TTL = 0.4
@@ -67,26 +64,17 @@ def setup(root: Path) -> None:
 
 
 async def run(root: Path) -> None:
-    async with await Worker.open(root, worker_id=f"w{os.getpid()}", ttl=TTL) as worker:
-        try:
-            try:
-                task = await worker.begin("Torture", "edit five files", task_id=TASK)
-            except TaskExists:
-                task = await worker.claim(TASK, wait=30)
-        except TaskClosed:
-            return
-        for name in FILES:
-            await task.read(name)
-        await task.step("plan", StepStatus.DONE)
-        state = await task.state()
-        proposed = {c.path for c in state.changes.values()}
-        for name, text in PROPOSED.items():
-            if name not in proposed:
-                await task.propose(name, text)
-        await task.step("review", StepStatus.AWAITING_REVIEW)
-        await task.wait_for_review(timeout=120)
-        await task.apply()
-        await task.finish("ok")
+    await resume_or_begin(
+        root,
+        TASK,
+        "Torture",
+        "edit five files",
+        FILES,
+        PROPOSED,
+        ttl=TTL,
+        claim_wait=30,
+        review_wait=120,
+    )
 
 
 if __name__ == "__main__":

@@ -189,27 +189,31 @@ def decide_all(decision: Decision) -> Callable[..., Awaitable[list[dict[str, Any
     return handler
 
 
+async def accept_and_apply(
+    ls: BatonServer, a: p.HunkArgs, edited_text: str | None
+) -> dict[str, Any]:
+    """Record the decision (with the developer's own lines, if any), then apply it."""
+    ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
+    edited = None
+    if edited_text is not None:
+        edited = list(split_lines(await keep_line_end(ls, ws, hunk, edited_text)))
+    hunk = await decide(ws, task_id, hunk.id, Decision.ACCEPTED, edited=edited, reviewer=EDITOR)
+    outcome = await apply_in_editor(ls, ws, task_id, hunk)
+    await ls.changed([ls.uri_for(ws, hunk.path)], "review")
+    return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+
+
 def register(server: BatonServer) -> None:
     @server.command(p.ACCEPT)
     @clear_errors
     async def accept(ls: BatonServer, *args: Any) -> dict[str, Any]:
-        a = parse(p.HunkArgs, args)
-        ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
-        hunk = await decide(ws, task_id, hunk.id, Decision.ACCEPTED, reviewer=EDITOR)
-        outcome = await apply_in_editor(ls, ws, task_id, hunk)
-        await ls.changed([ls.uri_for(ws, hunk.path)], "review")
-        return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+        return await accept_and_apply(ls, parse(p.HunkArgs, args), None)
 
     @server.command(p.ACCEPT_EDITED)
     @clear_errors
     async def accept_edited(ls: BatonServer, *args: Any) -> dict[str, Any]:
         a = parse(p.AcceptEditedArgs, args)
-        ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
-        edited = list(split_lines(await keep_line_end(ls, ws, hunk, a.text)))
-        hunk = await decide(ws, task_id, hunk.id, Decision.ACCEPTED, edited=edited, reviewer=EDITOR)
-        outcome = await apply_in_editor(ls, ws, task_id, hunk)
-        await ls.changed([ls.uri_for(ws, hunk.path)], "review")
-        return {"hunk": hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+        return await accept_and_apply(ls, a, a.text)
 
     @server.command(p.REJECT)
     @clear_errors
