@@ -66,6 +66,7 @@ class Workspace:
         self.store = store
         self.checkpoint_every = checkpoint_every
         self._states: dict[str, TaskState] = {}
+        self._generation = store.generation
         self._unsaved: defaultdict[str, int] = defaultdict(int)
         self._checkpoint_size: defaultdict[str, int] = defaultdict(int)
 
@@ -108,12 +109,18 @@ class Workspace:
 
     async def state(self, task_id: str) -> TaskState:
         """The task's current state: cached, brought up to date from the log."""
+        if self._generation != self.store.generation:  # another database file: start over
+            self._states.clear()
+            self._generation = self.store.generation
         state = self._states.get(task_id)
         if state is None:
             state, _ = await self.recover(task_id)
             self._states[task_id] = state
         else:
-            for op in await self.store.ops_after(state.lsn, task_id):
+            ops = await self.store.ops_after(state.lsn, task_id)
+            if self._generation != self.store.generation:
+                return await self.state(task_id)  # the read moved to another file
+            for op in ops:
                 apply_in_place(state, op)
         return state
 

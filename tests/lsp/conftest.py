@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -35,7 +35,10 @@ async def no_leftover_servers() -> AsyncIterator[None]:
 
 
 async def start_editor(
-    root: Path, capabilities: types.ClientCapabilities, options: dict[str, object] | None = None
+    root: Path,
+    capabilities: types.ClientCapabilities,
+    options: dict[str, object] | None = None,
+    wrapper: Sequence[str] = (),
 ) -> Editor:
     """pytest-lsp's client (its result checks against the capabilities stay on) driving
     the real `baton serve`, wrapped in Baton's scripted editor."""
@@ -43,7 +46,7 @@ async def start_editor(
     client.capabilities = capabilities  # what pytest-lsp checks the server's answers against
     editor = Editor(client, root)
     STARTED.append(editor)
-    await editor.start(capabilities, cwd=REPO, options=options)
+    await editor.start(capabilities, cwd=REPO, options=options, wrapper=wrapper)
     return editor
 
 

@@ -76,9 +76,12 @@ class ScriptedEditor:
         capabilities: types.ClientCapabilities,
         cwd: Path | None = None,
         options: dict[str, Any] | None = None,
+        wrapper: Sequence[str] = (),
     ) -> None:
+        """`wrapper` runs the server under another command (fault tests: a read-only mount)."""
         self.capabilities = capabilities
-        await self.client.start_io(sys.executable, "-m", "baton", "serve", cwd=cwd)
+        command = [*wrapper, sys.executable, "-m", "baton", "serve"]
+        await self.client.start_io(command[0], *command[1:], cwd=cwd)
         result = await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=capabilities,

@@ -120,6 +120,8 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
                     ls.log_to_client(f"Baton: {e}")
                 continue
             failing.pop(root, None)
+            while ws.store.notices:  # e.g. `.baton/` deleted and put back
+                ls.tell(f"Baton: {ws.store.notices.pop(0)}", types.MessageType.Warning)
             moved = moved or versions.get(root, version) != version
             versions[root] = version
         if not moved:

@@ -133,6 +133,12 @@ class BatonServer(LanguageServer):
                 continue
             self._unopenable.pop(root, None)
             self._told.pop(root, None)
+            if self.workspaces[root].store.read_only:
+                self.tell(
+                    f"Baton: {db} is read-only: showing its state, but accepting or rejecting "
+                    "is off until it is writable",
+                    types.MessageType.Warning,
+                )
             opened.append(root)
         return opened
 

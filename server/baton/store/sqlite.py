@@ -13,11 +13,19 @@ Design choices, each measured in bench/ or forced by a crash test:
   the insert is refused do we read to explain why (the op_id exists, or the epoch is stale).
 * `synchronous=FULL`: a decision the developer made survives power loss, not just a
   process crash. The cost is measured in bench/ (docs/performance.md).
+* A read-only file (a read-only mount, a copy from a backup) still opens, read-only: the
+  state can be shown and `baton check` can run; every write says the file is read-only.
+* The file a connection has open is checked by inode before each transaction. If `.baton/`
+  was deleted while in use (`git clean -fdx`), the open connection is the only copy left:
+  it is put back at its path before anything else happens (docs/reliability.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -53,8 +61,11 @@ from .base import (
     TaskNotFound,
 )
 
+BUSY_TIMEOUT_ENV = "BATON_BUSY_TIMEOUT"
 BUSY_TIMEOUT_S = 10.0
 KEEP_CHECKPOINTS = 3
+
+log = logging.getLogger(__name__)
 
 # Append-only: the index of a script is the schema version it produces (user_version).
 MIGRATIONS: tuple[str, ...] = (
@@ -138,7 +149,7 @@ def _task_info(row: Iterable[Any]) -> TaskInfo:
 
 
 def prepare_directory(db_path: Path) -> None:
-    """Create `.baton/` private to the user, ignored by git, and the file mode 0600."""
+    """Create `.baton/` private to the user and ignored by git."""
     folder = db_path.parent
     fresh = not folder.exists()
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -147,8 +158,39 @@ def prepare_directory(db_path: Path) -> None:
     ignore = folder / ".gitignore"
     if not ignore.exists():
         ignore.write_text("*\n")
+
+
+def _create_file(db_path: Path) -> None:
+    """An empty database file, mode 0600 from the start (SQLite would use the umask)."""
     if not db_path.exists():
-        os.close(os.open(db_path, os.O_CREAT | os.O_WRONLY, 0o600))
+        with contextlib.suppress(FileExistsError):  # another process was quicker
+            os.close(os.open(db_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+Identity = tuple[int, int] | None
+
+
+def _identity(path: Path) -> Identity:
+    """Which file the path names now (device, inode), or None when it names none."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _writable(path: Path) -> bool:
+    """False on a read-only mount (EROFS holds for root too) or without write permission:
+    SQLite in WAL mode needs the folder (for -wal and -shm) as well as the file."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def busy_timeout_default() -> float:
+    """How long a writer waits for another's lock: BATON_BUSY_TIMEOUT seconds, else 10."""
+    try:
+        return max(0.0, float(os.environ.get(BUSY_TIMEOUT_ENV, BUSY_TIMEOUT_S)))
+    except ValueError:
+        return BUSY_TIMEOUT_S
 
 
 Db = sqlite3.Connection
@@ -243,6 +285,11 @@ def _explain_refusal(db: Db, op: NewOp, payload: str) -> Op:
 
 
 def _migrate(db: Db, path: Path) -> None:
+    """Bring the schema up to date. The common case, already current, is a read: opening
+    a database for `baton status` must not wait for another process's write lock."""
+    if db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+        return
+
     def body(db: Db) -> None:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version > len(MIGRATIONS):
@@ -261,31 +308,36 @@ def _migrate(db: Db, path: Path) -> None:
 class SqliteStore:
     """The Store interface over one SQLite file; see the module docstring for why."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+    def __init__(
+        self, conn: aiosqlite.Connection, path: Path, busy_timeout: float, read_only: bool
+    ) -> None:
         self._conn = conn
         self.path = path
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout
+        self.notices: list[str] = []
+        """What happened to the file that the user should hear (the server shows these)."""
+        self.generation = 0
+        """Bumped when the connection moves to another file: cached state is void."""
+        self._identity = _identity(path)
+        self._reattaching = asyncio.Lock()
 
     @classmethod
     async def open(
-        cls, path: Path, *, create: bool = True, busy_timeout: float = BUSY_TIMEOUT_S
+        cls, path: Path, *, create: bool = True, busy_timeout: float | None = None
     ) -> SqliteStore:
-        if create:
-            prepare_directory(path)
-        elif not path.exists():
+        timeout = busy_timeout_default() if busy_timeout is None else busy_timeout
+        try:
+            if create:
+                prepare_directory(path)
+                _create_file(path)
+        except OSError as e:
+            raise StoreUnavailable(f"cannot create {path}: {e.strerror}") from e
+        if not path.exists():
             raise StoreUnavailable(f"no Baton database at {path}")
-        try:
-            conn = await aiosqlite.connect(
-                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as e:
-            raise StoreUnavailable(f"cannot open {path}: {e}") from e
-        store = cls(conn, path)
-        try:
-            await store._run(_setup, busy_timeout, path)
-        except BaseException:
-            await conn.close()
-            raise
-        return store
+        read_only = not _writable(path)
+        conn = await _connect(path, timeout, read_only)
+        return cls(conn, path, timeout, read_only)
 
     async def close(self) -> None:
         await self._conn.close()
@@ -296,12 +348,66 @@ class SqliteStore:
         aiosqlite has no public call for this; `_execute` has been its stable internal
         entry point for years, and the dependency is pinned below the next minor version.
         """
+        if _identity(self.path) != self._identity:
+            await self._reattach()
         db: Db = self._conn._conn
         try:
             result: T = await self._conn._execute(fn, db, *args)  # type: ignore[no-untyped-call]
         except sqlite3.DatabaseError as e:
-            raise StoreUnavailable(_explain(self.path, e)) from e
+            raise StoreUnavailable(_explain(self.path, e, self.read_only)) from e
         return result
+
+    async def _reattach(self) -> None:
+        """The path no longer names the file this connection has open.
+
+        Deleted (`rm -rf .baton`, `git clean -fdx`): the open connection still reads the
+        unlinked file, so a copy of it goes back in place (os.link: only the first process
+        to get there puts its copy; the others find it). Replaced by another database: move
+        to it, and keep this file's copy beside it unless the new one already holds this
+        file's last op. Either way nothing committed is lost, and the user is told.
+        """
+        async with self._reattaching:
+            if _identity(self.path) == self._identity:
+                return  # another coroutine of this process got here first
+            ghost = self._conn
+            try:
+                prepare_directory(self.path)
+                rescue = self.path.with_name(f"{self.path.name}.rescued-{os.getpid()}")
+                _create_file(rescue)
+                last_op = await ghost._execute(_copy_to, ghost._conn, rescue)  # type: ignore[no-untyped-call]
+                try:
+                    os.link(rescue, self.path)
+                    put_back = True
+                except FileExistsError:
+                    put_back = False
+                conn = await _connect(self.path, self.busy_timeout, self.read_only)
+            except (OSError, sqlite3.Error) as e:
+                raise StoreUnavailable(
+                    f"{self.path} was deleted or replaced while in use, and could not be "
+                    f"restored: {e}"
+                ) from e
+            if put_back:
+                os.unlink(rescue)
+                said = (
+                    f"{self.path} was deleted while in use; Baton put it back from its open "
+                    "connection, nothing lost"
+                )
+            elif last_op is None or await conn._execute(_has_op, conn._conn, last_op):  # type: ignore[no-untyped-call]
+                os.unlink(rescue)
+                said = f"{self.path} was replaced while in use; Baton now uses the new file"
+            else:
+                kept = rescue.with_name(f"{self.path.name}.replaced-{int(time.time())}")
+                os.replace(rescue, kept)
+                said = (
+                    f"{self.path} was replaced while in use by a database without this "
+                    f"process's latest work; the previous database is kept as {kept}"
+                )
+            self._conn = conn
+            self._identity = _identity(self.path)
+            self.generation += 1
+            await ghost.close()  # SQLite checkpoints nothing into a moved file on close
+            self.notices.append(said)
+            log.warning("%s", said)
 
     # --- the log ----------------------------------------------------------------------
 
@@ -541,13 +647,71 @@ class SqliteStore:
         return await self._run(body)
 
 
-def _setup(db: Db, busy_timeout: float, path: Path) -> None:
+async def _connect(path: Path, busy_timeout: float, read_only: bool) -> aiosqlite.Connection:
+    """Connect and set up. Read-only: `mode=ro` needs the -shm file, which a read-only
+    folder cannot get; then `immutable=1`, safe only when no WAL holds newer commits."""
+    uri = path.absolute().as_uri()
+    uris = [f"{uri}?mode=ro"] if read_only else [str(path)]
+    wal = path.with_name(path.name + "-wal")
+    if read_only and (not wal.exists() or wal.stat().st_size == 0):
+        uris.append(f"{uri}?immutable=1")
+    error: sqlite3.Error | StoreUnavailable | None = None
+    for uri in uris:
+        try:
+            conn = await aiosqlite.connect(
+                uri,
+                timeout=busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=read_only,
+            )
+        except sqlite3.Error as e:
+            error = e
+            continue
+        try:
+            await conn._execute(_setup, conn._conn, busy_timeout, path, read_only)  # type: ignore[no-untyped-call]
+        except (sqlite3.Error, StoreUnavailable) as e:
+            await conn.close()
+            error = e
+            continue
+        return conn
+    if isinstance(error, StoreUnavailable):
+        raise error
+    assert isinstance(error, sqlite3.DatabaseError)
+    raise StoreUnavailable(_explain(path, error, read_only)) from error
+
+
+def _setup(db: Db, busy_timeout: float, path: Path, read_only: bool) -> None:
     db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    if read_only:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version != len(MIGRATIONS):
+            raise StoreUnavailable(
+                f"{path} is read-only and has schema v{version}; this Baton reads "
+                f"v{len(MIGRATIONS)}: open it once where it is writable"
+            )
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # is it a database?
+        return
     (mode,) = db.execute("PRAGMA journal_mode = WAL").fetchone()
     if mode != "wal":
         raise StoreUnavailable(f"{path}: cannot switch to WAL mode")
     db.execute("PRAGMA synchronous = FULL")
     _migrate(db, path)
+
+
+def _copy_to(db: Db, target: Path) -> str | None:
+    """Copy the whole database (WAL included) to `target`; the last op_id it holds."""
+    out = sqlite3.connect(target)
+    try:
+        db.backup(out)
+    finally:
+        out.close()
+    last = _scalar(db, "SELECT op_id FROM ops ORDER BY lsn DESC LIMIT 1")
+    return None if last is None else str(last)
+
+
+def _has_op(db: Db, op_id: str) -> bool:
+    return db.execute("SELECT 1 FROM ops WHERE op_id = ?", (op_id,)).fetchone() is not None
 
 
 def _scalar(db: Db, sql: str, *args: object) -> Any:
@@ -566,14 +730,20 @@ def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-def _explain(path: Path, error: sqlite3.DatabaseError) -> str:
+def _explain(path: Path, error: sqlite3.DatabaseError, read_only: bool = False) -> str:
     text = str(error)
-    if "locked" in text or "busy" in text:
-        hint = "another process holds a write lock; retry, or find it with `fuser`"
+    if "readonly" in text or (read_only and "unable to open" in text):
+        hint = (
+            "the database or its folder is read-only: Baton can show it but records "
+            f"nothing until {path.parent} is writable"
+        )
+    elif "locked" in text or "busy" in text:
+        hint = (
+            "another process held a write lock past the busy timeout "
+            f"({BUSY_TIMEOUT_ENV}); retry, or find it with `fuser {path}`"
+        )
     elif "not a database" in text or "malformed" in text:
         hint = "the file is corrupt; run `baton check`, restore from backup, or move it away"
-    elif "readonly" in text:
-        hint = "the database or its folder is read-only"
     elif "full" in text:
         hint = "the disk is full"
     else:

@@ -1,0 +1,103 @@
+"""Storage faults seen from the editor: one clear message, the server stays up, and no
+decision is lost — a read-only database, a lock held past the busy timeout, and `.baton/`
+deleted while the server has it open."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import client_capabilities
+
+from baton.models import HunkStatus
+from baton.workspace import Workspace
+
+from ..faults.readonly import read_only
+from .conftest import Editor, start_editor, stop_editor
+
+CAPS = client_capabilities("visual-studio-code")
+
+
+async def first_hunk(editor: Editor) -> tuple[str, str]:
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    return uri, str(diags[0].data["hunkId"])
+
+
+async def statuses(root: Path) -> list[HunkStatus]:
+    async with await Workspace.open(root, create=False) as ws:
+        state = await ws.state("tidy")
+        return [h.status for h in state.hunks.values()]
+
+
+def warnings(editor: Editor) -> list[str]:
+    return [m.message for m in editor.messages if m.type == types.MessageType.Warning]
+
+
+async def test_a_read_only_database_is_shown_and_accepting_says_why(seeded: Path) -> None:
+    with read_only(seeded / ".baton") as wrapper:
+        editor = await start_editor(seeded, CAPS, wrapper=wrapper)
+        uri, hunk = await first_hunk(editor)
+        said = await editor.until(lambda: [w for w in warnings(editor) if "read-only" in w])
+        assert "accepting or rejecting is off" in said[0]
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.command("baton.accept", {"hunkId": hunk})
+        assert "read-only" in caught.value.message
+        assert not (caught.value.data or {}).get("traceback")
+        assert "return 20" not in editor.docs[uri].source  # nothing applied without a record
+        tasks = await editor.raw("baton/tasks", {})  # still serving
+        assert [t.id for t in tasks.tasks] == ["tidy"]
+        await stop_editor(editor)
+    assert await statuses(seeded) == [HunkStatus.PENDING] * 3
+
+
+async def test_a_lock_past_the_busy_timeout_fails_one_accept_not_the_server(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BATON_BUSY_TIMEOUT", "0.3")
+    editor = await start_editor(seeded, CAPS)
+    uri, hunk = await first_hunk(editor)
+    holder = sqlite3.connect(seeded / ".baton" / "baton.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.command("baton.accept", {"hunkId": hunk})
+        assert "lock" in caught.value.message and "retry" in caught.value.message
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    await editor.command("baton.accept", {"hunkId": hunk})  # the retry goes through
+    await editor.until(lambda: "return 20" in editor.docs[uri].source)
+    await stop_editor(editor)
+    assert sorted(await statuses(seeded)) == sorted(
+        [HunkStatus.ACCEPTED, HunkStatus.PENDING, HunkStatus.PENDING]
+    )
+
+
+async def test_a_deleted_baton_folder_is_put_back_and_keeps_every_decision(seeded: Path) -> None:
+    editor = await start_editor(seeded, CAPS)
+    uri, hunk = await first_hunk(editor)
+    await editor.command("baton.reject", {"hunkId": hunk, "comment": "not this one"})
+    shutil.rmtree(seeded / ".baton")  # `git clean -fdx` with the editor open
+    said = await editor.until(lambda: [w for w in warnings(editor) if "deleted while in use" in w])
+    assert "nothing lost" in said[0]
+    assert (seeded / ".baton" / "baton.db").exists()
+    diags = editor.diagnostics(uri)
+    second = next(str(d.data["hunkId"]) for d in diags if d.data["hunkId"] != hunk)
+    await editor.command("baton.accept", {"hunkId": second})  # lands in the restored file
+    await editor.until(
+        lambda: any(
+            d.data["hunkId"] == second and d.data["status"] != "pending"
+            for d in editor.diagnostics(uri)
+        )
+    )
+    await stop_editor(editor)
+    assert sorted(await statuses(seeded)) == sorted(
+        [HunkStatus.REJECTED, HunkStatus.ACCEPTED, HunkStatus.PENDING]
+    )
