@@ -37,7 +37,7 @@ $(VSCODE)/node_modules/.installed: $(VSCODE)/package.json $(VSCODE)/package-lock
 	touch $@
 
 vscode: $(VSCODE)/node_modules/.installed
-	cd $(VSCODE) && npm run check && npm test && npm run package
+	cd $(VSCODE) && npm run check && npm run lint && npm test && npm run package
 
 # The extension end to end in VS Code: code-server 4.100.3 (installed once from npm into
 # vscode-client/.e2e/, with Chromium and build headers from Debian; see e2e/install.sh) and

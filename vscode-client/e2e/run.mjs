@@ -4,13 +4,17 @@
 //   1. extension-host tests: e2e/suite (Mocha) loaded as extensionTestsPath with this folder
 //      as extensionDevelopmentPath; VS Code reports the exit code via window.codeAutomationExit;
 //   2. one UI test on the packaged baton.vsix: open the Baton view, click Accept on a code
-//      lens, see the file and the tree change, with screenshots (see E2E_IMAGES).
+//      lens, see the file and the tree change; open a hunk's diff from its Diff lens, edit the
+//      right side and click Accept Edited Version; with screenshots (see E2E_IMAGES).
 //
 // Usage: node e2e/run.mjs [host|ui]...   (default: both). Needs e2e/install.sh, npm run build,
 // build:e2e and package first (`npm run e2e` does all). Env: E2E_IMAGES (where the
 // screenshots go), BATON_PYTHON (default:
 // ../.venv/bin/python), E2E_TIMEOUT seconds for everything (default 300), E2E_KEEP=1 keeps
 // the temp dir. Every code-server runs in its own process group, killed at the end.
+
+// The functions given to page.waitForFunction run in the browser page, where `document` is.
+/* global document */
 
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -227,6 +231,30 @@ async function uiTest() {
     await page.waitForTimeout(500);
     await page.screenshot({ path: path.join(IMAGES, 'vscode-after-accept.png') });
     log('ui: accepted through the code lens, saved, tree updated');
+
+    // Edit-then-accept: the Diff lens opens the diff with an editable right side; type in it,
+    // then the editor title's Accept Edited Version puts that version in the buffer.
+    await page.locator('.codelens-decoration a', { hasText: 'Diff' }).first().click();
+    const modified = page.locator('.monaco-diff-editor .editor.modified');
+    const line = modified.locator('.view-line', { hasText: /return\s50/ });
+    await line.waitFor({ timeout: 15_000 });
+    const accept = page.locator('.editor-actions .action-label[aria-label^="Accept Edited Version"]');
+    await accept.waitFor({ timeout: 10_000 });
+    await line.click();
+    await page.keyboard.press('End');
+    await page.keyboard.type('0  # edited in the diff');
+    await page.locator('.tab.active.dirty').waitFor({ timeout: 10_000 });
+    await page.mouse.move(5, 5);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(IMAGES, 'vscode-edit-then-accept.png') });
+    await accept.click();
+    await page.locator('.notification-toast', { hasText: 'accepted your edited version' }).waitFor({ timeout: 15_000 });
+    await page.waitForFunction(
+      () => /return\s500\s+#\sedited\sin\sthe\sdiff/.test(document.querySelector('.editor-instance .view-lines')?.textContent?.replace(/\u00a0/g, ' ') ?? ''),
+      null, { timeout: 15_000 },
+    );
+    if ((await page.locator('.monaco-diff-editor').count()) > 0) throw new Error('the diff is still open after accepting');
+    log('ui: edited in the diff, accepted from the editor title');
     return true;
   } catch (e) {
     const shot = path.join(tmp, 'ui-failure.png');

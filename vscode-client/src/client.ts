@@ -6,22 +6,23 @@ import * as vscode from 'vscode';
 import {
   ExecuteCommandRequest,
   LanguageClient,
-  LanguageClientOptions,
+  type LanguageClientOptions,
   MessageType,
   RevealOutputChannelOn,
-  ServerOptions,
+  type ServerOptions,
   ShowMessageNotification,
-  ShowMessageParams,
+  type ShowMessageParams,
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
 import { commandArguments, errorText, isProposalMessage, isServerRestoreMessage, notInstalledMessage } from './model';
 import * as p from './protocol';
-import { Interpreter, resolveInterpreter } from './python';
+import { type Interpreter, resolveInterpreter } from './python';
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed';
 
 const FOCUS_TASKS = 'baton.focusTasks';
+const SHOW_HUNK_DIFF = 'baton.showHunkDiff';
 
 function versionOf(python: string, cwd: string | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -128,7 +129,12 @@ export class BatonClient implements vscode.Disposable {
       middleware: {
         // Tree-view menus hand the server's commands a tree node: send the strict argument
         // object the server validates instead, and show its errors as one plain line.
-        executeCommand: (command, args) => this.executeCommand(command, commandArguments(command, args)),
+        // The Diff lens (`baton.diff`, which other editors show as a message) opens VS Code's
+        // diff editor instead, where a pending hunk's proposal can be edited and accepted.
+        executeCommand: (command, args: unknown[]) =>
+          command === p.DIFF
+            ? vscode.commands.executeCommand(SHOW_HUNK_DIFF, ...args)
+            : this.executeCommand(command, commandArguments(command, args)),
       },
     };
     // The id `baton` makes vscode-languageclient read `baton.trace.server`.
@@ -213,7 +219,7 @@ export class BatonClient implements vscode.Disposable {
   }
 
   private running(): LanguageClient {
-    if (!this.client || !this.client.isRunning()) {
+    if (!this.client?.isRunning()) {
       throw new Error('the Baton server is not running');
     }
     return this.client;

@@ -1,9 +1,12 @@
 // A hunk side by side: `baton-hunk:` documents serve `base` and `proposed` from
-// `baton/hunk`, and `vscode.diff` shows the two.
+// `baton/hunk`, and `vscode.diff` shows the two. While the hunk is pending, the right side
+// is a `baton-edit:` document instead (proposalFileSystem.ts), which the developer can edit
+// and accept (acceptEdited.ts). One cache of `baton/hunk` answers serves both.
 
 import * as vscode from 'vscode';
 import type { BatonClient } from './client';
-import { DIFF_SCHEME, diffQuery, diffTitle, parseDiffQuery, Side } from './model';
+import { EDIT_SCHEME, editQuery, editTitle, isEditable } from './editedHunk';
+import { DIFF_SCHEME, diffQuery, diffTitle, parseDiffQuery, type Side } from './model';
 import * as p from './protocol';
 
 function keyOf(args: p.HunkArgs): string {
@@ -13,9 +16,12 @@ function keyOf(args: p.HunkArgs): string {
 export class HunkDiffProvider implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly cache = new Map<string, Promise<p.HunkContent>>();
   private readonly changeEmitter = new vscode.EventEmitter<vscode.Uri>();
+  private readonly invalidateEmitter = new vscode.EventEmitter<void>();
   private readonly disposables: vscode.Disposable[] = [];
 
   readonly onDidChange = this.changeEmitter.event;
+  /** The cache was emptied: whatever shows a hunk should read it again. */
+  readonly onDidInvalidate = this.invalidateEmitter.event;
 
   constructor(private readonly client: BatonClient) {
     this.disposables.push(
@@ -34,6 +40,7 @@ export class HunkDiffProvider implements vscode.TextDocumentContentProvider, vsc
     for (const doc of vscode.workspace.textDocuments) {
       if (doc.uri.scheme === DIFF_SCHEME) this.changeEmitter.fire(doc.uri);
     }
+    this.invalidateEmitter.fire();
   }
 
   content(args: p.HunkArgs): Promise<p.HunkContent> {
@@ -67,20 +74,34 @@ export class HunkDiffProvider implements vscode.TextDocumentContentProvider, vsc
     });
   }
 
-  /** Open the diff of one hunk: what the file has (base) on the left, the proposal right. */
-  async show(args: p.HunkArgs): Promise<void> {
+  /** The editable right side of a pending hunk's diff. */
+  static editUri(hunk: p.HunkView): vscode.Uri {
+    return vscode.Uri.from({
+      scheme: EDIT_SCHEME,
+      path: `/${hunk.path}`,
+      query: editQuery({ hunkId: hunk.id, taskId: hunk.taskId }),
+    });
+  }
+
+  /** Open the diff of one hunk: what the file has (base) on the left, the proposal right,
+   * editable while the hunk is pending. Returns the right side's URI. */
+  async show(args: p.HunkArgs): Promise<vscode.Uri> {
     const content = await this.content(args);
+    const editable = isEditable(content.hunk);
+    const right = editable ? HunkDiffProvider.editUri(content.hunk) : HunkDiffProvider.uri(content.hunk, 'proposed');
     await vscode.commands.executeCommand(
       'vscode.diff',
       HunkDiffProvider.uri(content.hunk, 'base'),
-      HunkDiffProvider.uri(content.hunk, 'proposed'),
-      diffTitle(content.hunk),
+      right,
+      editable ? editTitle(content.hunk) : diffTitle(content.hunk),
       { preview: true } satisfies vscode.TextDocumentShowOptions,
     );
+    return right;
   }
 
   dispose(): void {
-    this.disposables.forEach((d) => d.dispose());
+    for (const d of this.disposables) d.dispose();
     this.changeEmitter.dispose();
+    this.invalidateEmitter.dispose();
   }
 }

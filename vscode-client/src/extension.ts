@@ -3,10 +3,12 @@
 // registers only the extension's own ids.
 
 import * as vscode from 'vscode';
+import { acceptEditedVersion } from './acceptEdited';
 import { BatonClient } from './client';
 import { HunkDiffProvider } from './diff';
-import { hunkArgsOf, HunkNode, restoreMessage, statusBar } from './model';
+import { hunkArgsOf, type HunkNode, isHunkNode, restoreMessage, statusBar } from './model';
 import * as p from './protocol';
+import { ProposalFileSystem } from './proposalFileSystem';
 import { onDidChangeInterpreter } from './python';
 import { TasksTree } from './tasksTree';
 
@@ -28,10 +30,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   const tree = new TasksTree(client);
   const view = vscode.window.createTreeView(VIEW, { treeDataProvider: tree, showCollapseAll: true });
   const diffs = new HunkDiffProvider(client);
+  const proposals = new ProposalFileSystem(diffs);
   const status = vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50);
   status.name = 'Baton';
   status.command = 'baton.focusTasks';
-  context.subscriptions.push(output, tree, view, diffs, status);
+  context.subscriptions.push(output, tree, view, diffs, proposals, status);
 
   const restartSoon = debounced(500, () => void client.restart());
   const focusTasks = () => vscode.commands.executeCommand(`${VIEW}.focus`);
@@ -43,7 +46,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
       status.tooltip = bar.tooltip;
       if (bar.visible) status.show();
       else status.hide();
-      const pending = tasks.filter((t) => t.status === 'open').reduce((n, t) => n + (t.counts['pending'] ?? 0), 0);
+      const pending = tasks.filter((t) => t.status === 'open').reduce((n, t) => n + (t.counts.pending ?? 0), 0);
       view.badge = pending > 0 ? { value: pending, tooltip: `${pending} pending review` } : undefined;
     }),
 
@@ -62,11 +65,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
       const args = hunkArgsOf(arg) ?? (await pickHunk(tree, 'Show the diff of which hunk?'));
       if (!args) return;
       try {
-        await diffs.show(args);
+        return await diffs.show(args);
       } catch (e) {
         void vscode.window.showErrorMessage(`Baton: cannot show hunk ${args.hunkId}: ${messageOf(e)}`);
+        return undefined;
       }
     }),
+
+    vscode.commands.registerCommand('baton.acceptEditedVersion', (arg?: unknown) =>
+      acceptEditedVersion(client, proposals, arg),
+    ),
 
     vscode.commands.registerCommand('baton.rejectWithComment', async (arg?: unknown) => {
       const args =
@@ -87,11 +95,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
       const args = hunkArgsOf(arg) ?? (await pickHunk(tree, 'Go to which hunk?'));
       if (!args) return;
       try {
-        const hunk =
-          arg && typeof arg === 'object' && (arg as HunkNode).kind === 'hunk'
-            ? (arg as HunkNode).hunk
-            : (tree.findHunk(args.hunkId)?.hunk ??
-              (await client.request<p.HunkContent>(p.HUNK, args)).hunk);
+        const hunk = isHunkNode(arg)
+          ? arg.hunk
+          : (tree.findHunk(args.hunkId)?.hunk ?? (await client.request<p.HunkContent>(p.HUNK, args)).hunk);
         const position = new vscode.Position(hunk.line, 0);
         await vscode.window.showTextDocument(vscode.Uri.parse(hunk.uri), {
           selection: new vscode.Range(position, position),

@@ -170,8 +170,8 @@ function tally(hunks: HunkNode[]): Record<string, number> {
 // ---------------------------------------------------------------------------------------
 // Files
 
-function fileNode(taskId: string, hunks: HunkNode[]): FileNode {
-  const first = hunks[0]!.hunk;
+function fileNode(taskId: string, hunks: [HunkNode, ...HunkNode[]]): FileNode {
+  const first = hunks[0].hunk;
   const slash = first.path.lastIndexOf('/');
   const name = slash < 0 ? first.path : first.path.slice(slash + 1);
   const folder = slash < 0 ? '' : first.path.slice(0, slash);
@@ -194,11 +194,11 @@ function fileNode(taskId: string, hunks: HunkNode[]): FileNode {
 
 /** Hunks grouped by file, in the server's order (path, then line). */
 export function fileNodes(taskId: string, hunks: HunkNode[]): FileNode[] {
-  const byPath = new Map<string, HunkNode[]>();
+  const byPath = new Map<string, [HunkNode, ...HunkNode[]]>();
   for (const h of hunks) {
-    const list = byPath.get(h.hunk.path) ?? [];
-    list.push(h);
-    byPath.set(h.hunk.path, list);
+    const list = byPath.get(h.hunk.path);
+    if (list) list.push(h);
+    else byPath.set(h.hunk.path, [h]);
   }
   return [...byPath.values()].map((list) => fileNode(taskId, list));
 }
@@ -274,8 +274,8 @@ export function taskTooltip(task: p.TaskView, now: number): string {
   const lines = [task.title || task.id];
   if (task.instruction && task.instruction !== task.title) lines.push(task.instruction);
   let who = `Status: ${task.status}`;
-  if (leaseIsLive(task, now)) {
-    who += ` · ${task.worker} holds the lease (${Math.round(task.leaseExpires! - now)} s left)`;
+  if (leaseIsLive(task, now) && task.leaseExpires !== null) {
+    who += ` · ${task.worker} holds the lease (${Math.round(task.leaseExpires - now)} s left)`;
   } else if (task.worker) {
     who += ` · lease of ${task.worker} expired`;
   }
@@ -298,7 +298,7 @@ export function taskNode(
   const kids: Array<PlanNode | FileNode> = [];
   if (task.steps.length > 0) kids.push(planNode(task.id, task.steps));
   kids.push(...fileNodes(task.id, shownHunks));
-  const pending = task.counts['pending'] ?? 0;
+  const pending = task.counts.pending ?? 0;
   return {
     kind: 'task',
     id: `task:${task.root}:${task.id}`,
@@ -372,14 +372,15 @@ export function statusBar(tasks: p.TaskView[] | undefined): StatusBar {
   let pending = 0;
   let accepted = 0;
   for (const t of open) {
-    pending += t.counts['pending'] ?? 0;
-    accepted += t.counts['accepted'] ?? 0;
+    pending += t.counts.pending ?? 0;
+    accepted += t.counts.accepted ?? 0;
   }
   const icon = pending > 0 ? '$(git-pull-request)' : '$(check-all)';
   const text = accepted > 0
     ? `${icon} ${pending} pending · ${accepted} accepted`
     : `${icon} ${pending} pending`;
-  const taskWord = open.length === 1 ? `task '${open[0]!.title || open[0]!.id}'` : `${open.length} open tasks`;
+  const [only] = open;
+  const taskWord = open.length === 1 && only ? `task '${only.title || only.id}'` : `${open.length} open tasks`;
   const tooltip =
     `Baton: ${pending} hunk${pending === 1 ? '' : 's'} pending review, ` +
     `${accepted} accepted not applied yet, in ${taskWord}. Click to show the Tasks view.`;
@@ -394,7 +395,8 @@ export function restoreMessage(restore: p.Restore): string | undefined {
   const tasks = restore.tasks;
   const one = (t: p.RestoredTask) => `${t.accepted} accepted, ${t.pending} pending review`;
   if (tasks.length === 0) return undefined;
-  if (tasks.length === 1) return `Baton restored task '${tasks[0]!.title}': ${one(tasks[0]!)}`;
+  const [only] = tasks;
+  if (tasks.length === 1 && only) return `Baton restored task '${only.title}': ${one(only)}`;
   return `Baton restored ${tasks.length} tasks: ` +
     tasks.map((t) => `'${t.title}' (${one(t)})`).join(', ');
 }
@@ -422,6 +424,11 @@ function isNode(value: unknown): value is Node {
   return typeof value === 'object' && value !== null && 'kind' in value && 'contextValue' in value &&
     typeof (value as { contextValue: unknown }).contextValue === 'string' &&
     (value as { contextValue: string }).contextValue.startsWith('baton.');
+}
+
+/** A hunk row of the Tasks view, as VS Code hands it back to a command. */
+export function isHunkNode(value: unknown): value is HunkNode {
+  return isNode(value) && value.kind === 'hunk';
 }
 
 /** Server commands invoked from the Tasks view get the tree node as their argument; the
@@ -505,6 +512,8 @@ export class Coalescer {
         do {
           this.again = false;
           await this.work();
+          // Set by run() while work() was awaiting; TypeScript's narrowing cannot see that.
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
         } while (this.again);
       } finally {
         this.running = undefined;

@@ -38,7 +38,7 @@ async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
 }
 
 function expandVariables(value: string, folder: vscode.WorkspaceFolder | undefined): string {
-  const home = process.env['HOME'] ?? process.env['USERPROFILE'] ?? '';
+  const home = process.env.HOME ?? process.env.USERPROFILE ?? '';
   return value
     .replace(/\$\{workspaceFolder\}/g, folder?.uri.fsPath ?? '')
     .replace(/\$\{userHome\}/g, home)

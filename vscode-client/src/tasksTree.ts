@@ -7,9 +7,9 @@ import {
   buildTree,
   children,
   Coalescer,
-  HunkNode,
+  type HunkNode,
   messageNode,
-  Node,
+  type Node,
   protocolSupported,
   versionWarning,
 } from './model';
@@ -56,7 +56,10 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     try {
       tasks = await this.client.request<p.TasksResult>(p.TASKS, {});
     } catch (e) {
-      if (!this.client.isRunning()) return this.show([], []);
+      if (!this.client.isRunning()) {
+        this.show([], []);
+        return;
+      }
       this.client.output.error(`${p.TASKS}: ${String(e)}`);
       this.show([messageNode('error', 'Could not read the tasks (see the output)', String(e))], []);
       return;
@@ -154,7 +157,7 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
   }
 
   dispose(): void {
-    this.disposables.forEach((d) => d.dispose());
+    for (const d of this.disposables) d.dispose();
     this.treeEmitter.dispose();
     this.tasksEmitter.dispose();
   }

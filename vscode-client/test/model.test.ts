@@ -8,17 +8,17 @@ import {
   countsText,
   diffQuery,
   errorText,
-  FileNode,
+  type FileNode,
   hunkArgsOf,
   hunkNode,
   isProposalMessage,
   isServerRestoreMessage,
-  Node,
+  type Node,
   parseDiffQuery,
-  PlanNode,
+  type PlanNode,
   restoreMessage,
   statusBar,
-  TaskNode,
+  type TaskNode,
 } from '../src/model';
 import * as p from '../src/protocol';
 import { details, hunk, HUNKS, NOW, task, tasksResult } from './fixtures';
@@ -326,9 +326,7 @@ describe('Coalescer', () => {
 
   it('recovers after a failing run', async () => {
     let fail = true;
-    const c = new Coalescer(async () => {
-      if (fail) throw new Error('boom');
-    });
+    const c = new Coalescer(() => (fail ? Promise.reject(new Error('boom')) : Promise.resolve()));
     await assert.rejects(c.run(), /boom/);
     fail = false;
     await c.run();

@@ -41,7 +41,7 @@ function pyModels(): Map<string, PyField[]> {
       const [, name, , value] = m;
       if (name === 'model_config') continue;
       const alias = value ? /alias="(\w+)"/.exec(value) : null;
-      const required = value === undefined || (/^Field\(/.test(value) && !/default=/.test(value));
+      const required = value === undefined || (value.startsWith('Field(') && !value.includes('default='));
       fields.push({ wire: alias ? alias[1]! : name!, required });
     }
     classes.set(head[1]!, { base: head[2]!, fields });

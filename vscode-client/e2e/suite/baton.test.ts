@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension';
 import type { HunkNode } from '../../src/model';
+import type * as p from '../../src/protocol';
 
 const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
 
@@ -23,6 +24,16 @@ function python(): string {
   const py = vscode.workspace.getConfiguration('baton').get<string>('python', '');
   assert.ok(py, 'baton.python is set in the user settings');
   return py;
+}
+
+/** Runs the `baton` CLI in its own process, in the workspace (another reviewer). */
+function cli(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(python(), ['-m', 'baton', ...args, '-w', folder()], { timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`baton ${args.join(' ')}: ${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
 }
 
 /** Runs e2e/agent.py in its own process (the agent is not the editor). */
@@ -88,7 +99,7 @@ function batonDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
 }
 
 async function lenses(uri: vscode.Uri): Promise<vscode.CodeLens[]> {
-  return (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+  return (await vscode.commands.executeCommand<vscode.CodeLens[] | undefined>('vscode.executeCodeLensProvider', uri)) ?? [];
 }
 
 suite('Baton in VS Code (code-server, real baton serve)', () => {
@@ -104,6 +115,8 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
       ...rest: unknown[]
     ) => {
       shown.push(message);
+      // The cast picks no overload in particular; typescript-eslint takes it for a no-op.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
       return (original as (m: string, ...r: unknown[]) => Thenable<unknown>)(message, ...rest);
     };
     const ext = vscode.extensions.getExtension<BatonApi>('baton-dev.baton');
@@ -125,7 +138,7 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
     await waitFor('task tidy with 3 hunks in the tree', () => api.tree.hunks().length === 3);
     const [task] = api.tree.currentTasks();
     assert.equal(task?.id, 'tidy');
-    assert.equal(task?.title, 'Tidy calc');
+    assert.equal(task.title, 'Tidy calc');
     assert.deepEqual(
       api.tree.hunks().map((h) => [h.hunk.path, h.hunk.line, h.shown]),
       [
@@ -162,7 +175,7 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
   test('Accept (the code lens command) edits the buffer, then the tree and the status bar follow', async () => {
     const accept = (await lenses(calc)).find((l) => l.range.start.line === 5 && l.command?.title === 'Accept');
     assert.ok(accept?.command, 'an Accept lens on line 6');
-    await vscode.commands.executeCommand(accept.command.command, ...(accept.command.arguments ?? []));
+    await vscode.commands.executeCommand(accept.command.command, ...((accept.command.arguments ?? []) as unknown[]));
     const doc = await vscode.workspace.openTextDocument(calc);
     await waitFor('the accepted hunk in the buffer', () => doc.getText().includes('return 20\n    # twenty\n'));
     await waitFor('the tree to show it accepted', () =>
@@ -189,7 +202,7 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
   test('Reject with Comment… records the comment for the agent (read back from the store)', async () => {
     const node = await waitFor('the hunk on `return 5`', () => hunkAt(api, '    return 5'));
     const input = vscode.window.showInputBox;
-    (vscode.window as { showInputBox: unknown }).showInputBox = async () => 'keep f5 as it is';
+    (vscode.window as { showInputBox: unknown }).showInputBox = () => Promise.resolve('keep f5 as it is');
     try {
       await vscode.commands.executeCommand('baton.rejectWithComment', node);
     } finally {
@@ -201,7 +214,7 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
     const hunks = await stored('tidy');
     const rejected = hunks.find((h) => h.id === node.hunk.id);
     assert.equal(rejected?.status, 'rejected');
-    assert.equal(rejected?.comment, 'keep f5 as it is');
+    assert.equal(rejected.comment, 'keep f5 as it is');
     await waitFor('its diagnostic and lenses gone', async () =>
       !batonDiagnostics(calc).some((d) => d.code === node.hunk.id) &&
       (await lenses(calc)).length === 3,
@@ -236,5 +249,128 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
     await waitFor('the same diagnostics', () =>
       JSON.stringify(batonDiagnostics(calc).map((d) => [d.range.start.line, d.message])) === JSON.stringify(diagsBefore),
     );
+  });
+  // Edit-then-accept: the diff of a pending hunk has a writable right side (baton-edit:).
+
+  /** The diff tabs whose right side is a `baton-edit:` document. */
+  function editableDiffs(): vscode.TabInputTextDiff[] {
+    return vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs.map((t) => t.input))
+      .filter((i): i is vscode.TabInputTextDiff => i instanceof vscode.TabInputTextDiff && i.modified.scheme === 'baton-edit');
+  }
+
+  /** Opens the diff of a pending hunk, as the Diff lens and the tree do, and gives its
+   * editable right side's editor. */
+  async function openEditableDiff(node: HunkNode): Promise<vscode.TextEditor> {
+    const right = await vscode.commands.executeCommand<vscode.Uri | undefined>('baton.showHunkDiff', node);
+    assert.equal(right?.scheme, 'baton-edit');
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    assert.ok(input instanceof vscode.TabInputTextDiff, 'the active tab is a diff');
+    assert.equal(input.original.scheme, 'baton-hunk');
+    assert.equal(input.modified.toString(), right.toString());
+    return waitFor('the editable side as the active editor', () => {
+      const editor = vscode.window.activeTextEditor;
+      return editor?.document.uri.toString() === right.toString() && editor;
+    });
+  }
+
+  async function replaceLine(editor: vscode.TextEditor, line: string, by: string): Promise<void> {
+    const at = editor.document.getText().split(/\r?\n/).indexOf(line);
+    assert.ok(at >= 0, `${JSON.stringify(line)} in ${JSON.stringify(editor.document.getText())}`);
+    assert.ok(await editor.edit((e) => e.replace(new vscode.Range(at, 0, at + 1, 0), by)), 'edited');
+  }
+
+  /** Runs `body` with vscode.window[name] recording its messages (and answering nothing). */
+  async function capturing(name: 'showWarningMessage' | 'showErrorMessage', body: (seen: string[]) => Promise<void>): Promise<void> {
+    const seen: string[] = [];
+    const original = vscode.window[name];
+    (vscode.window as Record<string, unknown>)[name] = (message: string) => {
+      seen.push(message);
+      return Promise.resolve(undefined);
+    };
+    try {
+      await body(seen);
+    } finally {
+      (vscode.window as Record<string, unknown>)[name] = original;
+    }
+  }
+
+  test('Show Hunk Diff: edit the proposal on the right, Accept Edited Version puts that version in the file', async () => {
+    const node = await waitFor('the pending hunk on `return 8`', () => hunkAt(api, '    return 8'));
+    // calc.py stays open in its own tab: the accepted version goes into its buffer.
+    await vscode.window.showTextDocument(calc, { preview: false });
+    const editor = await openEditableDiff(node);
+    assert.match(editor.document.getText(), /^ {4}return 80$/m);
+    await replaceLine(editor, '    return 80', '    return 800  # edited\n    # by hand\n');
+    assert.ok(editor.document.isDirty);
+
+    shown.length = 0;
+    const result = await vscode.commands.executeCommand<p.AcceptResult | undefined>(
+      'baton.acceptEditedVersion',
+      editor.document.uri,
+    );
+    assert.equal(result?.outcome, 'in_buffer');
+    const doc = await vscode.workspace.openTextDocument(calc);
+    await waitFor('the edited version in the calc.py buffer', () => doc.getText().includes('    return 800  # edited\n    # by hand\n'));
+    assert.doesNotMatch(doc.getText(), /return 80\n/);
+    await waitFor('the diff closed, without asking to save', () => editableDiffs().length === 0);
+    await waitFor('the tree to show it accepted', () =>
+      api.tree.hunks().some((h) => h.hunk.id === node.hunk.id && h.shown === 'accepted'),
+    );
+    assert.equal((await stored('tidy')).find((h) => h.id === node.hunk.id)?.status, 'accepted');
+    assert.ok(
+      shown.includes(`Baton: accepted your edited version of hunk ${node.hunk.id.slice(0, 8)}; it is in calc.py: save the file to apply it.`),
+      shown.join('\n'),
+    );
+    // The server stored the developer's lines as the hunk's: baton/hunk proposes them now.
+    const content = await api.client.request<p.HunkContent>('baton/hunk', { hunkId: node.hunk.id, taskId: 'tidy' });
+    assert.match(content.proposed, /return 800 {2}# edited\n {4}# by hand\n/);
+
+    // Saving writes it, as for any accepted hunk.
+    assert.ok(await doc.save(), 'saved');
+    await waitFor('the hunk applied on save', async () =>
+      (await stored('tidy')).find((h) => h.id === node.hunk.id)?.status === 'applied',
+    );
+    assert.match(fs.readFileSync(calc.fsPath, 'utf8'), /\n {4}return 800 {2}# edited\n {4}# by hand\n\n\n$/);
+  });
+
+  test('Accept Edited Version refuses an edit of the context, and a hunk decided meanwhile, saying why', async () => {
+    const node = await waitFor('the pending hunk in util.py', () =>
+      api.tree.hunks().find((h) => h.hunk.path === 'util.py' && h.shown === 'pending'),
+    );
+    const editor = await openEditableDiff(node);
+    const uri = editor.document.uri;
+    await replaceLine(editor, "    return 'Hello, ' + name", "    return 'Hi, ' + name\n");
+
+    // The line above the hunk is context from the file, not part of the proposal.
+    await replaceLine(editor, 'def greet(name):', 'def greet(who):\n');
+    await capturing('showErrorMessage', async (errors) => {
+      assert.equal(await vscode.commands.executeCommand('baton.acceptEditedVersion', uri), undefined);
+      assert.deepEqual(errors, [
+        "Baton: only the hunk's proposed lines can be edited. Put back the first line of the right side (context from the file) as they were, then accept again.",
+      ]);
+    });
+    assert.equal((await stored('more')).find((h) => h.id === node.hunk.id)?.status, 'pending');
+    await replaceLine(editor, 'def greet(who):', 'def greet(name):\n');
+
+    // Another reviewer rejects it (the CLI, another process) while the edit is open.
+    await cli('reject', node.hunk.id, '-m', 'not now');
+    await waitFor('the tree to show it rejected', () =>
+      api.tree.hunks().some((h) => h.hunk.id === node.hunk.id && h.shown === 'rejected'),
+    );
+    await capturing('showWarningMessage', async (warnings) => {
+      assert.equal(await vscode.commands.executeCommand('baton.acceptEditedVersion', uri), undefined);
+      assert.deepEqual(warnings, [
+        `Baton: hunk ${node.hunk.id.slice(0, 8)} in util.py was already rejected (decisions are final). Your edited version was not used.`,
+      ]);
+    });
+    // Nothing was lost or decided again: the edit is still there, the hunk still rejected.
+    assert.ok(editor.document.isDirty);
+    assert.match(editor.document.getText(), /'Hi, '/);
+    assert.equal((await stored('more')).find((h) => h.id === node.hunk.id)?.status, 'rejected');
+    assert.doesNotMatch(fs.readFileSync(path.join(folder(), 'util.py'), 'utf8'), /Hi, /);
+    // Closed the way a developer drops an edit: revert and close (the diff is still active).
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    await waitFor('the diff closed', () => editableDiffs().length === 0);
   });
 });

@@ -22,7 +22,7 @@ function reportTo(runner: Mocha.Runner): void {
   const ms = (t: Mocha.Test) => `${Date.now() - (started.get(t) ?? Date.now())} ms`;
   runner.on('suite', (s) => s.title && out(`  ${s.title}`));
   runner.on('pass', (t) => out(`    ✔ ${t.title} (${ms(t)})`));
-  runner.on('fail', (t, err: Error) => out(`    ✘ ${t.title} (${ms(t as Mocha.Test)})\n${indent(err.stack ?? String(err))}`));
+  runner.on('fail', (t, err: Error) => out(`    ✘ ${t.title} (${ms(t)})\n${indent(err.stack ?? String(err))}`));
   runner.on('end', () => {
     const s = runner.stats;
     out(`  ${s?.passes ?? 0} passing, ${s?.failures ?? 0} failing`);
