@@ -18,20 +18,32 @@ refused by the store instead of corrupting the task.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import secrets
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, ParamSpec, TypeVar
+
+from pydantic import ValidationError
 
 from . import paths
 from .brief import HandoffBrief, build_brief
-from .changes import ChangeRefused, build_change
-from .effects import EffectResult, apply_accepted, content_hash, read_bytes, recover_effects
-from .hunks import parse_patch
+from .changes import (
+    MAX_DIFF_BYTES,
+    MAX_FILE_BYTES,
+    MAX_FILES_PER_DIFF,
+    BuiltChange,
+    ChangeRefused,
+    build_change,
+    decode_text,
+)
+from .effects import EffectResult, apply_accepted, content_hash, recover_effects
+from .hunks import DiffError, FilePatch, apply_file_patch, parse_patch
 from .models import (
     ContextListed,
     ContextRead,
@@ -57,6 +69,75 @@ MAX_LISTING = 10_000
 
 def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def refuses_invalid(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Input the payload models refuse (a note over 64 KiB, a 300-character step name …)
+    as a ChangeRefused of one line, which every entry point reports as bad input —
+    instead of pydantic's multi-line error, a traceback in the CLI."""
+
+    @functools.wraps(method)
+    async def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except ValidationError as e:
+            first = e.errors(include_url=False)[0]
+            field = ".".join(str(part) for part in first["loc"]) or e.title
+            raise ChangeRefused(f"invalid {field}: {first['msg']}") from None
+
+    return checked
+
+
+class StaleRead(ChangeRefused):
+    """Full content proposed for a file that changed since the task read it."""
+
+
+def _utf8(text: str, what: str) -> bytes:
+    """Text from a caller (a JSON string may hold a lone surrogate) as UTF-8, or refused."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ChangeRefused(
+            f"{what} is not valid Unicode text (a lone surrogate at character {e.start}); "
+            "Baton reviews text files only"
+        ) from None
+
+
+def _diff_text(diff: str | bytes) -> str:
+    """The diff as text, bounded (MAX_DIFF_BYTES) and UTF-8."""
+    if len(diff) > MAX_DIFF_BYTES:
+        raise ChangeRefused(f"the diff is over the limit of {MAX_DIFF_BYTES} bytes")
+    if isinstance(diff, str):
+        return diff
+    try:
+        return diff.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DiffError(f"the diff is not UTF-8 text (byte {e.start})") from None
+
+
+def _patch_path(fp: FilePatch) -> str:
+    """The one workspace file a diff section changes. Both header names are checked:
+    `--- a/.git/config` / `+++ b/x.py` must not pass on the strength of its `+++` line,
+    and two different names would be a rename, which Baton does not support."""
+    names = [paths.normalize(p) for p in (fp.old_path, fp.new_path) if p is not None]
+    if len(set(names)) > 1:
+        raise DiffError(
+            f"the diff's ---/+++ lines name two files ({names[0]}, {names[1]}); renames are "
+            "not supported: send each file's change under its own name"
+        )
+    return names[0]
+
+
+def _addressable(name: str) -> bool:
+    try:
+        paths.normalize(name)
+    except paths.PathRefused:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +184,7 @@ class Worker:
             task.stop_heartbeat()
         await self.ws.close()
 
+    @refuses_invalid
     async def begin(self, title: str, instruction: str = "", task_id: str | None = None) -> Task:
         """Create a task and claim it."""
         task_id = task_id or f"t-{secrets.token_hex(4)}"
@@ -182,9 +264,21 @@ class Task:
         return await self.ws.state(self.id)
 
     async def read(self, path: str) -> str:
-        """Read a workspace file as text and remember its content for the handoff."""
+        """Read a workspace file as text and remember its content for the handoff.
+
+        Bounded like proposals (MAX_FILE_BYTES), and a binary file (a NUL byte) is refused:
+        its text would be noise to an agent, and Baton could not review a change of it.
+        Other bytes that are not UTF-8 come back as U+FFFD, so a Latin-1 file can still be
+        read for context (a change of it is refused when proposed)."""
         rel = paths.normalize(path)
-        data = paths.resolve(self.ws.root, rel, must_be_file=True).read_bytes()
+        target = paths.resolve(self.ws.root, rel, must_be_file=True)
+        data = paths.read_regular(self.ws.root, target, MAX_FILE_BYTES)
+        if data is None:
+            raise paths.PathRefused(f"no such file: {rel}")
+        if len(data) > MAX_FILE_BYTES:
+            raise ChangeRefused(f"{rel} is larger than the limit of {MAX_FILE_BYTES} bytes")
+        if b"\x00" in data:
+            raise ChangeRefused(f"{rel} looks binary (NUL byte); Baton reads text files only")
         h = digest(data)
         await self._record(
             OpKind.CONTEXT_READ, ContextRead(path=rel, hash=h, size=len(data)), (rel, h), {h: data}
@@ -192,7 +286,11 @@ class Task:
         return data.decode("utf-8", errors="replace")
 
     async def listdir(self, path: str = ".") -> list[str]:
-        """List a folder (names, '/' after folders) and remember what was seen."""
+        """List a folder (names, '/' after folders) and remember what was seen.
+
+        Names no path may have (not UTF-8, control characters, a backslash) are left out:
+        the agent could neither read nor change those files, and such a name would break
+        the listing (a non-UTF-8 name cannot even be encoded into it)."""
         rel = "." if path in ("", ".") else paths.normalize(path)
         folder = self.ws.root if rel == "." else paths.resolve(self.ws.root, rel, folder=True)
         if not folder.is_dir():
@@ -200,7 +298,7 @@ class Task:
         names = sorted(
             e.name + ("/" if e.is_dir() else "")
             for e in folder.iterdir()
-            if e.name not in paths.FORBIDDEN_DIRS
+            if e.name not in paths.FORBIDDEN_DIRS and _addressable(e.name)
         )[:MAX_LISTING]
         data = "\n".join(names).encode()
         h = digest(data)
@@ -208,6 +306,7 @@ class Task:
         await self._record(OpKind.CONTEXT_LISTED, payload, (rel, h), {h: data})
         return names
 
+    @refuses_invalid
     async def step(self, name: str, status: StepStatus | str, note: str = "") -> None:
         status = StepStatus(status)
         state = await self.state()
@@ -220,6 +319,7 @@ class Task:
             (name, status, note, state.lsn),
         )
 
+    @refuses_invalid
     async def remark(
         self, kind: Literal["feedback", "decision", "note"], text: str, hunk_id: str | None = None
     ) -> None:
@@ -229,21 +329,51 @@ class Task:
 
     # --- changes ----------------------------------------------------------------------
 
-    async def propose(self, path: str, content: str | None, summary: str = "") -> Proposal:
+    @refuses_invalid
+    async def propose(self, path: str, content: str | bytes | None, summary: str = "") -> Proposal:
         """Propose the complete new content of a file (None deletes it).
 
         Proposing what the file already is, is refused — unless this task proposed exactly
         that before (a replay after its hunks were applied): then the earlier proposal is
-        the answer, as the first call's was."""
+        the answer, as the first call's was. So is a proposal for a file that changed since
+        this task read it (see `_check_read_is_current`)."""
         rel = paths.normalize(path)
         target = paths.resolve(self.ws.root, rel)
-        new = content.encode("utf-8") if content is not None else None
+        new = content if isinstance(content, bytes | None) else _utf8(content, f"proposed {rel}")
         try:
-            return await self._propose(rel, read_bytes(target), new, summary)
+            base = paths.read_regular(self.ws.root, target, MAX_FILE_BYTES)
+            await self._check_read_is_current(rel, base)
+            return await self._record_change(build_change(self.id, rel, base, new, summary))
         except ChangeRefused:
             if (earlier := await self._earlier_proposal(rel, new)) is None:
                 raise
             return earlier
+
+    async def _check_read_is_current(self, rel: str, base: bytes | None) -> None:
+        """Refuse full content written from a read of an older version of the file.
+
+        Baton diffs a full-content proposal against the file as it is now, so content the
+        agent built from what it read before someone else's edit would silently revert
+        that edit (in hunks the developer may accept without noticing). If this task read
+        the file, the file must still be in a state the task knows: as read, as one of its
+        own proposals, or as one of its own writes. A diff needs no such check: its
+        context lines place it, and it does not apply over code that changed under it."""
+        state = await self.state()
+        read = state.files_read.get(rel)
+        current = content_hash(base)
+        if read is None or current == read.hash:
+            return
+        known = {c.new_hash for c in state.changes.values() if c.path == rel}
+        known |= {
+            e.post_hash for e in state.effects.values() if e.path == rel and e.status == "done"
+        }
+        if current in known:
+            return
+        what = "was deleted" if base is None else "changed"
+        raise StaleRead(
+            f"{rel} {what} since this task read it (someone else edited it): read it "
+            "again and propose on top of the current text, or send a diff"
+        )
 
     async def _earlier_proposal(self, rel: str, new: bytes | None) -> Proposal | None:
         new_hash = digest(new) if new is not None else None
@@ -254,31 +384,46 @@ class Task:
         change = max(matches, key=lambda c: c.lsn)
         return Proposal(change.id, rel, tuple(state.hunks[h] for h in change.hunk_ids))
 
-    async def propose_diff(self, diff: str, summary: str = "") -> list[Proposal]:
-        """Propose a unified diff of one or more files (git style or plain)."""
-        from .hunks import apply_file_patch
+    @refuses_invalid
+    async def propose_diff(
+        self, diff: str | bytes, summary: str = "", path: str | None = None
+    ) -> list[Proposal]:
+        """Propose a unified diff of one or more files (git style or plain).
 
-        proposals = []
-        for fp in parse_patch(diff):
-            rel = paths.normalize(fp.new_path or fp.old_path or "")
-            base = read_bytes(paths.resolve(self.ws.root, rel)) if fp.old_path else None
+        Every file of the diff is checked and turned into hunks before anything is
+        recorded, so a diff refused for any of its files records nothing. With `path`,
+        the diff must change that file only (a CLI call names the file it means)."""
+        text = _diff_text(diff)
+        patches = parse_patch(text)
+        if len(patches) > MAX_FILES_PER_DIFF:
+            raise ChangeRefused(
+                f"the diff changes {len(patches)} files; the limit is {MAX_FILES_PER_DIFF}"
+            )
+        only = paths.normalize(path) if path is not None else None
+        built: list[BuiltChange] = []
+        for fp in patches:
+            rel = _patch_path(fp)
+            if only is not None and rel != only:
+                raise DiffError(f"the diff changes {rel}, not {only}: leave the path out or fix it")
+            if any(b.payload.path == rel for b in built):
+                raise DiffError(f"the diff changes {rel} twice; send one section per file")
+            base = paths.read_regular(
+                self.ws.root, paths.resolve(self.ws.root, rel), MAX_FILE_BYTES
+            )
             if fp.old_path and base is None:
                 raise paths.PathRefused(f"the diff modifies {rel}, which does not exist")
-            base_text = base.decode("utf-8") if base is not None else ""
-            new = apply_file_patch(base_text, fp).encode("utf-8") if fp.new_path else None
-            proposals.append(await self._propose(rel, base, new, summary))
-        return proposals
+            base_text = decode_text(base, f"current {rel}") if base is not None else ""
+            patched = apply_file_patch(base_text, fp)  # a deletion must match the file too
+            new = _utf8(patched, f"proposed {rel}") if fp.new_path else None
+            built.append(build_change(self.id, rel, base, new, summary))
+        return [await self._record_change(b) for b in built]
 
-    async def _propose(
-        self, rel: str, base: bytes | None, new: bytes | None, summary: str
-    ) -> Proposal:
-        built = build_change(self.id, rel, base, new, summary)
-        await self._record(
-            OpKind.CHANGE_PROPOSED, built.payload, built.payload.change_id, built.blobs
-        )
+    async def _record_change(self, built: BuiltChange) -> Proposal:
+        payload = built.payload
+        await self._record(OpKind.CHANGE_PROPOSED, payload, payload.change_id, built.blobs)
         state = await self.state()
         return Proposal(
-            built.payload.change_id, rel, tuple(state.hunks[h.id] for h in built.payload.hunks)
+            payload.change_id, payload.path, tuple(state.hunks[h.id] for h in payload.hunks)
         )
 
     async def wait_for_review(
@@ -318,6 +463,7 @@ class Task:
             raise StaleEpoch(f"lost the lease on task {self.id}")
         return await apply_accepted(self.ws, self.id, hunk_ids)
 
+    @refuses_invalid
     async def finish(
         self, summary: str = "", outcome: Literal["done", "abandoned"] = "done"
     ) -> None:
@@ -342,7 +488,7 @@ async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
     current: dict[str, str | None] = {}
     for path in state.files_read:
         try:
-            current[path] = content_hash(read_bytes(paths.resolve(ws.root, path)))
+            current[path] = content_hash(paths.read_regular(ws.root, paths.resolve(ws.root, path)))
         except paths.PathRefused:
             current[path] = None
     return build_brief(state, current)

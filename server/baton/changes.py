@@ -17,11 +17,14 @@ from .store import digest
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_HUNKS_PER_CHANGE = 2000
+MAX_DIFF_BYTES = 3 * MAX_FILE_BYTES
+"""A diff rewriting a whole file at the limit holds its old and its new lines."""
+MAX_FILES_PER_DIFF = 1000
 SUMMARY_CHARS = 80
 
 
 class ChangeRefused(ValueError):
-    """A proposal Baton will not record (binary, too large, nothing to change)."""
+    """Input Baton will not record: binary, too large or too long, nothing to change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +35,7 @@ class BuiltChange:
 
 def decode_text(data: bytes, what: str) -> str:
     if len(data) > MAX_FILE_BYTES:
-        raise ChangeRefused(f"{what} is {len(data)} bytes; the limit is {MAX_FILE_BYTES}")
+        raise ChangeRefused(f"{what} is over the limit of {MAX_FILE_BYTES} bytes")
     if b"\x00" in data:
         raise ChangeRefused(f"{what} looks binary (NUL byte); Baton reviews text files only")
     try:

@@ -368,14 +368,16 @@ async def cmd_agent(args: argparse.Namespace) -> None:
             await task.remark(action, args.text)
             return {"ok": True}
         if action == "propose":
+            # Bytes, not text: the agent API says what is wrong with content that is not
+            # UTF-8 (one line), where decoding here would raise a traceback.
             if args.diff:
-                text = sys.stdin.read() if args.diff == "-" else Path(args.diff).read_text("utf-8")
-                proposals = await task.propose_diff(text, args.summary)
+                diff = sys.stdin.buffer.read() if args.diff == "-" else Path(args.diff).read_bytes()
+                proposals = await task.propose_diff(diff, args.summary, args.path)
             else:
                 content = None
                 if not args.delete:
                     src = args.content or "-"
-                    content = sys.stdin.read() if src == "-" else Path(src).read_text("utf-8")
+                    content = sys.stdin.buffer.read() if src == "-" else Path(src).read_bytes()
                 proposals = [await task.propose(args.path, content, args.summary)]
             return [
                 {"change_id": p.change_id, "path": p.path, "hunks": list(p.hunks)}

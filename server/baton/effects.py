@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -60,10 +60,18 @@ class Conflict(Exception):
 
 
 def read_bytes(path: Path) -> bytes | None:
+    """The bytes of a file (a `paths.resolve` result), None if it does not exist.
+
+    Opened without following a symlink and without blocking: a symlink or a FIFO put in
+    the file's place after its path was checked is refused (PathRefused), never read."""
     try:
-        return path.read_bytes()
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    try:
+        return paths.read_at(fd, path.name)
+    finally:
+        os.close(fd)
 
 
 def content_hash(data: bytes | None) -> str | None:
@@ -71,47 +79,78 @@ def content_hash(data: bytes | None) -> str | None:
 
 
 def write_final_state(
-    target: Path, pre_hash: str | None, post: bytes | None, post_hash: str | None
+    target: Path,
+    pre_hash: str | None,
+    post: bytes | None,
+    post_hash: str | None,
+    root: Path | None = None,
 ) -> Literal["applied", "already"]:
-    """Make `target` hold `post` (None: absent) if it holds the pre-state; see module doc."""
-    current = content_hash(read_bytes(target))
-    if current == post_hash:
-        return "already"
-    if current != pre_hash:
-        raise Conflict(f"{target.name} changed since the change was planned; not overwritten")
-    crash_point("effect.before_write")
-    if post is None:
-        target.unlink()
-    else:
-        _atomic_write(target, post)
-    _fsync_dir(target.parent)
+    """Make `target` hold `post` (None: absent) if it holds the pre-state; see module doc.
+
+    With the workspace `root`, the file's folder is reached from the root without
+    following symlinks and held open from the check to the write: a folder swapped for a
+    symlink meanwhile is refused (PathRefused), or the write lands in the folder that was
+    checked — never outside the workspace. The write replaces the file by an atomic
+    rename, so a hard link to a file elsewhere is broken, not written through."""
+    folder = _open_folder(root, target)
+    try:
+        current = content_hash(paths.read_at(folder, target.name)) if folder is not None else None
+        if current == post_hash:
+            return "already"
+        if current != pre_hash:
+            raise Conflict(f"{target.name} changed since the change was planned; not overwritten")
+        crash_point("effect.before_write")
+        if folder is None:  # a new file in a folder that does not exist yet
+            folder = _open_folder(root, target, create=True)
+            assert folder is not None
+        if post is None:
+            os.unlink(target.name, dir_fd=folder)
+        else:
+            _atomic_write(folder, target.name, post)
+        os.fsync(folder)
+    finally:
+        if folder is not None:
+            os.close(folder)
     crash_point("effect.after_write")
     return "applied"
 
 
-def _atomic_write(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".baton")
+def _open_folder(root: Path | None, target: Path, create: bool = False) -> int | None:
+    if root is not None:
+        return paths.open_folder(root, target.parent, create=create)
+    if create:
+        target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with os.fdopen(fd, "wb") as f:
+        return os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+
+
+def _atomic_write(folder: int, name: str, data: bytes) -> None:
+    """Write `name` in the open `folder` through a temp file and a rename. The temp name
+    is short whatever the file's (a 255-byte name plus a suffix would not fit)."""
+    try:
+        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    tmp = f".{name[:32]}.{secrets.token_hex(4)}.baton"
+    fd = os.open(
+        tmp,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+        dir_fd=folder,
+    )
+    try:
+        with open(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+            os.fchmod(f.fileno(), mode)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=folder)
         raise
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 async def hunk_body(ws: Workspace, hunk: HunkState) -> HunkBody:
@@ -198,13 +237,30 @@ async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | Effect
     if hunk.effect_id and state.effects[hunk.effect_id].status == "intent":
         return await settle(ws, task_id, state.effects[hunk.effect_id])
     effect_id = effect_id_for(state, hunk)
-    target = paths.resolve(ws.root, hunk.path)
-    before = read_bytes(target)
+    try:
+        target = paths.resolve(ws.root, hunk.path)
+        before = paths.read_regular(ws.root, target)
+        text = before.decode("utf-8") if before is not None else ""
+    except (paths.PathRefused, UnicodeDecodeError) as e:
+        # The file became a symlink out, a FIFO, binary … since the proposal: a conflict
+        # on record (the developer sees why), not an error that blocks every other hunk.
+        await _intent(ws, task_id, effect_id, hunk, None, None, None)
+        return await _failed(ws, task_id, effect_id, hunk, _refused(hunk.path, e))
     pre_hash = content_hash(before)
     body = await hunk_body(ws, hunk)
     new = await new_lines_of(ws, hunk, body)
     old, context = tuple(body.old), (tuple(body.before), tuple(body.after))
-    lines = split_lines(before.decode("utf-8")) if before is not None else ()
+    lines = split_lines(text)
+    change = state.changes.get(hunk.change_id)
+    if change is not None and change.kind == ChangeKind.CREATE and text:
+        # A new file's hunk has no context to place it: in a file someone else created
+        # meanwhile it would land at the top of their text. Theirs stays.
+        if text.rstrip("\r\n") == join_lines(new).rstrip("\r\n"):
+            await _intent(ws, task_id, effect_id, hunk, pre_hash, pre_hash, None)
+            return await _done(ws, task_id, effect_id, hunk, "already")
+        reason = f"{hunk.path} was created by someone else since hunk {hunk.id} proposed it"
+        await _intent(ws, task_id, effect_id, hunk, pre_hash, None, None)
+        return await _failed(ws, task_id, effect_id, hunk, reason + "; not overwritten")
     expected = expected_line(state, hunk)
     found = locate_tolerant(lines, old, *context, expected)
     if found is None:
@@ -215,7 +271,6 @@ async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | Effect
         await _intent(ws, task_id, effect_id, hunk, pre_hash, None, None)
         return await _failed(ws, task_id, effect_id, hunk, reason)
     after_lines = apply_located(lines, found, old, new)
-    change = state.changes.get(hunk.change_id)
     deletes = change is not None and change.kind == ChangeKind.DELETE and not after_lines
     post = None if deletes else join_lines(after_lines).encode("utf-8")
     return Plan(
@@ -244,10 +299,18 @@ async def apply_hunk(ws: Workspace, task_id: str, hunk_id: str) -> EffectResult:
     if (settled := await record_intent(ws, plan)) is not None:
         return settled
     try:
-        outcome = write_final_state(plan.target, plan.pre_hash, plan.post, plan.post_hash)
+        outcome = write_final_state(plan.target, plan.pre_hash, plan.post, plan.post_hash, ws.root)
     except Conflict as e:
         return await _conflict_or_done(ws, task_id, plan.effect_id, plan.hunk, str(e))
+    except paths.PathRefused as e:  # a symlink swapped in between the look and the write
+        return await _failed(ws, task_id, plan.effect_id, plan.hunk, _refused(plan.hunk.path, e))
     return await _done(ws, task_id, plan.effect_id, plan.hunk, outcome)
+
+
+def _refused(path: str, e: Exception) -> str:
+    if isinstance(e, UnicodeDecodeError):
+        return f"{path} is not UTF-8 text any more (byte {e.start}); not written"
+    return f"{path} not written: {e}"
 
 
 async def _conflict_or_done(
@@ -256,7 +319,7 @@ async def _conflict_or_done(
     """The file moved between our look and the write. If what moved it put the hunk in
     (an editor saving the same accepted edit), it is applied; only otherwise a conflict."""
     state = await ws.state(task_id)
-    if await _in_final_state(ws, state, hunk, paths.resolve(ws.root, hunk.path)):
+    if await _in_final_state(ws, state, hunk, hunk.path):
         return await _done(ws, task_id, effect_id, hunk, "already")
     return await _failed(ws, task_id, effect_id, hunk, reason)
 
@@ -279,18 +342,23 @@ async def settle(
     if effect.status != "intent":
         outcome: Outcome = "already" if effect.status == "done" else "conflict"
         return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), outcome, effect.outcome)
-    target = paths.resolve(ws.root, effect.path)
-    current = content_hash(read_bytes(target))
+    try:
+        target = paths.resolve(ws.root, effect.path)
+        current = content_hash(paths.read_regular(ws.root, target))
+    except paths.PathRefused as e:  # never redo a write through a symlink swapped in
+        return await _failed(ws, task_id, effect.id, hunk, _refused(effect.path, e))
     if current == effect.post_hash:
         return await _done(ws, task_id, effect.id, hunk, "recovered")
     if redo and current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
         post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
         try:
-            write_final_state(target, effect.pre_hash, post, effect.post_hash)
+            write_final_state(target, effect.pre_hash, post, effect.post_hash, ws.root)
         except Conflict as e:  # changed between our look and the write
             return await _conflict_or_done(ws, task_id, effect.id, hunk, str(e))
+        except paths.PathRefused as e:
+            return await _failed(ws, task_id, effect.id, hunk, _refused(effect.path, e))
         return await _done(ws, task_id, effect.id, hunk, "recovered")
-    if await _in_final_state(ws, state, hunk, target):
+    if await _in_final_state(ws, state, hunk, effect.path):
         # Applied through an editor buffer that was saved with other edits around it.
         return await _done(ws, task_id, effect.id, hunk, "already")
     if current == effect.pre_hash:
@@ -300,10 +368,13 @@ async def settle(
     return await _failed(ws, task_id, effect.id, hunk, reason)
 
 
-async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, target: Path) -> bool:
+async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path: str) -> bool:
     """Whether the hunk's new lines, with its context, are where it belongs (and its old
     lines are not): the hunk is in the file even though the file is not the post-state."""
-    data = read_bytes(target)
+    try:
+        data = paths.read_regular(ws.root, paths.resolve(ws.root, path))
+    except paths.PathRefused:
+        return False
     if data is None:
         return False
     body = await hunk_body(ws, hunk)

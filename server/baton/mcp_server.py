@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 from . import __version__
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
@@ -74,6 +74,18 @@ NEW_TASK = (
 T = TypeVar("T")
 
 TaskId = Annotated[str, Field(description="The task id from begin_task, claim_task or list_tasks.")]
+
+
+def _none_or_text(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    return None if value is None else handler(value)
+
+
+NoneOrText = WrapValidator(_none_or_text)
+"""For `Annotated[str, NoneOrText, Field(default=None)]`: a string argument that may be
+absent or null. Not `str | None`: the MCP SDK JSON-decodes a string argument of any type
+but plain `str` before validating it, so a package.json's content would arrive as a dict
+(refused) and the file named `null` as no path at all."""
+
 HunkIds = Annotated[
     list[str] | None,
     Field(description="Hunk ids from propose_change; omit for all hunks of the task."),
@@ -568,18 +580,31 @@ class BatonTools:
     async def propose_change(
         self,
         task_id: TaskId,
+        *,  # the defaults of these live in their Field: see NoneOrText
         path: Annotated[
-            str | None,
-            Field(description="File to change, relative to the workspace root (not with diff)."),
-        ] = None,
+            str,
+            NoneOrText,
+            Field(
+                default=None,
+                description="File to change, relative to the workspace root (not with diff).",
+            ),
+        ],
         content: Annotated[
-            str | None,
-            Field(description="The file's complete new content (creates the file if new)."),
-        ] = None,
+            str,
+            NoneOrText,
+            Field(
+                default=None,
+                description="The file's complete new content (creates the file if new).",
+            ),
+        ],
         diff: Annotated[
-            str | None,
-            Field(description="Instead of path+content: a unified diff of one or more files."),
-        ] = None,
+            str,
+            NoneOrText,
+            Field(
+                default=None,
+                description="Instead of path+content: a unified diff of one or more files.",
+            ),
+        ],
         delete: Annotated[bool, Field(description="Propose deleting the file at path.")] = False,
         summary: Annotated[str, Field(description="One line on why, for the reviewer.")] = "",
     ) -> Proposed:

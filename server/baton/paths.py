@@ -8,6 +8,7 @@ has the same key whatever spelling the caller used.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -80,3 +81,78 @@ def resolve(root: Path, path: str, *, must_be_file: bool = False, folder: bool =
     if not stat.S_ISREG(st.st_mode):
         raise PathRefused(f"not a regular file: {rel}")
     return real
+
+
+# --- reading and writing without following symlinks ------------------------------------
+#
+# `resolve` checks a path when it is given; the file system can change before the file is
+# read or written (a folder swapped for a symlink to `..`, a file for a FIFO). The
+# functions below therefore reach a file from the workspace root one component at a time
+# with O_NOFOLLOW, and open files non-blocking and check that they are regular: whatever
+# was swapped in after the check is refused, never followed out of the workspace, and a
+# FIFO cannot hang the process.
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def open_folder(root: Path, folder: Path, *, create: bool = False) -> int | None:
+    """A descriptor (the caller closes it) of `folder`, a `resolve` result's parent,
+    reached from `root` without following any symlink; None if it does not exist and
+    `create` is false. Refuses (PathRefused) a component that is now a symlink or a file."""
+    real_root = root.resolve()
+    try:
+        parts = folder.relative_to(real_root).parts
+    except ValueError:
+        raise PathRefused(f"{folder} is outside the workspace {real_root}") from None
+    fd = os.open(real_root, _FOLDER_FLAGS)
+    try:
+        for part in parts:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+            try:
+                nxt = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                os.close(fd)
+                return None
+            except OSError as e:  # ELOOP: a symlink now; ENOTDIR: a file now
+                raise PathRefused(
+                    f"{part!r} on the way to the file is no longer a folder (a symlink or a "
+                    f"file was put there after the path was checked: {e.strerror}); not followed"
+                ) from None
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_at(folder_fd: int, name: str, limit: int | None = None) -> bytes | None:
+    """The content of the regular file `name` in an open folder, None if it is absent.
+    With a `limit`, at most `limit` + 1 bytes: the caller refuses a file over the limit
+    without reading all of it. Symlinks, FIFOs, devices and folders are refused."""
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=folder_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # ELOOP: a symlink was put in the file's place
+        raise PathRefused(
+            f"{name!r} is not a regular file now ({e.strerror}); not followed"
+        ) from None
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PathRefused(f"{name!r} is not a regular file now; not read")
+        return f.read() if limit is None else f.read(limit + 1)
+
+
+def read_regular(root: Path, target: Path, limit: int | None = None) -> bytes | None:
+    """`read_at` for a `resolve` result: the file's bytes, None if it does not exist."""
+    fd = open_folder(root, target.parent)
+    if fd is None:
+        return None
+    try:
+        return read_at(fd, target.name, limit)
+    finally:
+        os.close(fd)
