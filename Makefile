@@ -62,12 +62,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check server tests bench
 	$(BIN)/mypy
 
-# Crash anywhere (issue 5): agent, `baton serve` + editor and CLI reviewer on one workspace,
-# SIGKILLed at seeded random instants; stops by itself (~9 minutes) and prints a summary.
-# Reproduce one run: $(BIN)/python -m tests.torture --seed SEED --runs 1 --jobs 1
+# Torture (issue 5), two parts that stop by themselves and print a table each:
+# crash anywhere — agent, `baton serve` + editor and CLI reviewer on one workspace,
+# SIGKILLed at seeded random instants (~9 minutes; reproduce one run with
+# $(BIN)/python -m tests.torture --seed SEED --runs 1 --jobs 1) — then contention: four
+# agents, the server and the CLI writing at once for three minutes, throughput and p99.
 TORTURE_ARGS ?=
+CONTENTION_S ?= 180
 torture: $(STAMP)
 	$(BIN)/python -m tests.torture --keep $(TORTURE_ARGS)
+	$(BIN)/python -m tests.torture.contention --seconds $(CONTENTION_S)
 
 bench: $(VENV)/.bench
 	$(BIN)/python -m bench

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -168,10 +169,11 @@ Shifts = dict[str, list[tuple[int, int]]]
 """Per change: (base line, line-count delta) of each of its applied hunks."""
 
 
-def applied_shifts(state: TaskState) -> Shifts:
-    """Compute once per state what `expected_line` needs, instead of once per hunk."""
+def applied_shifts(hunks: Iterable[HunkState]) -> Shifts:
+    """Compute once per file what `expected_line` needs, instead of once per hunk. A change
+    is one file's, so the hunks of that file are all it takes."""
     shifts: Shifts = {}
-    for h in state.hunks.values():
+    for h in hunks:
         if h.status == HunkStatus.APPLIED:
             shifts.setdefault(h.change_id, []).append((h.base_line, h.new_count - h.old_count))
     return shifts
@@ -180,7 +182,7 @@ def applied_shifts(state: TaskState) -> Shifts:
 def expected_line(state: TaskState, hunk: HunkState, shifts: Shifts | None = None) -> int:
     """Where the hunk should be now: its base line shifted by applied hunks above it."""
     if shifts is None:
-        shifts = applied_shifts(state)
+        shifts = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(hunk.path))
     shift = sum(d for line, d in shifts.get(hunk.change_id, ()) if line < hunk.base_line)
     return max(hunk.base_line + shift, 0)
 

@@ -131,23 +131,26 @@ def apply_in_place(state: TaskState, op: Op) -> None:
 def _propose(state: TaskState, op: Op, p: ChangeProposed) -> None:
     new_ids = {h.id for h in p.hunks}
     # A newer proposal for the same file replaces the pending hunks it no longer contains.
-    for hunk in state.hunks.values():
-        if hunk.path == p.path and hunk.status == HunkStatus.PENDING and hunk.id not in new_ids:
+    for hid in state.hunk_ids_of(p.path):
+        hunk = state.hunks[hid]
+        if hunk.status == HunkStatus.PENDING and hunk.id not in new_ids:
             hunk.status = HunkStatus.SUPERSEDED
     for ref in p.hunks:
         existing = state.hunks.get(ref.id)
         if existing is not None and existing.status != HunkStatus.SUPERSEDED:
             continue  # proposed before: its decision stands, nobody is asked twice
-        state.hunks[ref.id] = HunkState(
-            id=ref.id,
-            change_id=p.change_id,
-            path=p.path,
-            base_line=ref.base_line,
-            old_count=ref.old_count,
-            new_count=ref.new_count,
-            summary=ref.summary,
-            body=ref.body,
-            proposed_lsn=op.lsn,
+        state.add_hunk(
+            HunkState(
+                id=ref.id,
+                change_id=p.change_id,
+                path=p.path,
+                base_line=ref.base_line,
+                old_count=ref.old_count,
+                new_count=ref.new_count,
+                summary=ref.summary,
+                body=ref.body,
+                proposed_lsn=op.lsn,
+            )
         )
     state.changes[p.change_id] = ChangeState(
         id=p.change_id,

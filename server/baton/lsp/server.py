@@ -224,11 +224,10 @@ class BatonServer(LanguageServer):
         candidates = []
         for task_id in await ref.ws.task_ids():
             state = await ref.ws.state(task_id)
-            hunks = [
-                h for h in state.hunks.values() if h.path == ref.path and h.status in SHOWN_STATUSES
-            ]
+            of_file = [state.hunks[i] for i in state.hunk_ids_of(ref.path)]
+            hunks = [h for h in of_file if h.status in SHOWN_STATUSES]
             await self.prefetch_bodies(ref.ws, hunks)
-            shifts = applied_shifts(state)
+            shifts = applied_shifts(of_file)
             for hunk in hunks:
                 body = await self.body(ref.ws, hunk)
                 new = await new_lines_of(ref.ws, hunk, body)
@@ -249,8 +248,10 @@ class BatonServer(LanguageServer):
     async def republish(self, uris: Iterable[str]) -> None:
         from .diagnostics import diagnostics_for
 
-        async with self._lock:
-            for uri in sorted(set(uris)):
+        for uri in sorted(set(uris)):
+            # One file at a time: a developer's click waits for one file's placement, not
+            # for a whole batch an agent's burst of proposals queued (contention runs).
+            async with self._lock:
                 ref = self.file_for_uri(uri)
                 view = await self.place_file(ref) if ref is not None else None
                 if view is not None and view.placed:
