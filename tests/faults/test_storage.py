@@ -100,7 +100,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_decision(task: tuple[Path, int]) 
         limit=size + 64 * 1024,
     )
     assert run.returncode == 6, (run.returncode, run.stderr)
-    assert "full" in one_line_error(run)
+    assert "the disk is full" in one_line_error(run).split(" — ")[-1]
     status = baton(root, "hunks", "--json")
     assert status.returncode == 0
     hunks = json.loads(status.stdout)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,45 @@ async def test_a_deleted_baton_folder_is_put_back_and_keeps_every_decision(seede
     assert sorted(await statuses(seeded)) == sorted(
         [HunkStatus.REJECTED, HunkStatus.ACCEPTED, HunkStatus.PENDING]
     )
+
+
+def file_size_capped(limit: int) -> list[str]:
+    """A wrapper that runs the server with RLIMIT_FSIZE: a disk that fills at `limit` bytes
+    per file (Python ignores SIGXFSZ, so writes fail with EFBIG instead of killing it)."""
+    cap = (
+        "import os, resource, sys; "
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    return [sys.executable, "-c", cap]
+
+
+async def test_a_full_disk_fails_the_accept_in_one_message_and_keeps_the_rest(
+    seeded: Path,
+) -> None:
+    # Room for the -shm file (32 KiB) and a few WAL frames, not for many decisions.
+    editor = await start_editor(seeded, CAPS, wrapper=file_size_capped(48 * 1024))
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    decided, refused = [], []
+    for d in diags:
+        hunk = str(d.data["hunkId"])
+        try:
+            await editor.command("baton.reject", {"hunkId": hunk, "comment": "x" * 3000})
+            decided.append(hunk)
+        except JsonRpcException as e:
+            refused.append((hunk, e.message))
+    assert refused, "the cap never bit: the test needs a smaller one"
+    for _, message in refused:
+        assert "the disk is full" in message.split(" — ")[-1], message
+    tasks = await editor.raw("baton/tasks", {})
+    assert [t.id for t in tasks.tasks] == ["tidy"]  # still serving
+    await stop_editor(editor)
+    async with await Workspace.open(seeded, create=False) as ws:
+        state = await ws.state("tidy")
+        for hunk in decided:
+            assert state.hunks[hunk].status == HunkStatus.REJECTED
+        for hunk, _ in refused:
+            assert state.hunks[hunk].status == HunkStatus.PENDING  # not half-recorded

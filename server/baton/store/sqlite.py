@@ -28,6 +28,7 @@ import hashlib
 import logging
 import os
 import random
+import resource
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -223,14 +224,19 @@ def _begin(db: Db) -> None:
 
 
 def _transaction(db: Db, body: Callable[[Db], T]) -> T:
-    """Run `body` inside BEGIN IMMEDIATE; COMMIT on success, ROLLBACK on any exception."""
+    """Run `body` inside BEGIN IMMEDIATE; COMMIT on success, ROLLBACK on any exception.
+
+    SQLite may have rolled back already (a full disk, an I/O error): then ROLLBACK would
+    fail with 'no transaction is active' and hide the error that says what happened."""
     _begin(db)
     try:
         result = body(db)
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
     return result
 
 
@@ -769,11 +775,24 @@ def _explain(path: Path, error: sqlite3.DatabaseError, read_only: bool = False) 
         )
     elif "not a database" in text or "malformed" in text:
         hint = "the file is corrupt; run `baton check`, restore from backup, or move it away"
-    elif "full" in text:
-        hint = "the disk is full"
+    elif "full" in text or "I/O error" in text:
+        hint = _no_room(path) or "the disk failed a read or write; run `baton check`"
     else:
         hint = "see `baton check`"
     return f"{path}: {text} — {hint}"
+
+
+def _no_room(path: Path) -> str | None:
+    """Why a write found no room, if that is why: SQLite reports a file-size limit
+    (EFBIG) as a plain I/O error, and a full disk sometimes as one too."""
+    with contextlib.suppress(OSError):
+        st = os.statvfs(path.parent)
+        if st.f_bavail * st.f_frsize < 16 * 2**20:
+            return f"the disk is full ({st.f_bavail * st.f_frsize // 1024} KiB free)"
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft != resource.RLIM_INFINITY:
+        return f"the disk is full for this process: files may not exceed {soft} bytes (ulimit -f)"
+    return None
 
 
 __all__ = ["MIGRATIONS", "SqliteStore", "StoreError", "digest"]
