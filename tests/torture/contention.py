@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from pytest_lsp import client_capabilities
 
 from baton.agent import Worker
 from baton.lsp import protocol as p
+from baton.models import OpKind
+from baton.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,27 +66,47 @@ async def agent(root: Path, name: str, seconds: float) -> dict[str, Any]:
     me = Actor(name)
     deadline = time.monotonic() + seconds
 
-    async def timed(call: Any) -> None:
+    confirmed = {OpKind.CHANGE_PROPOSED.value: 0, OpKind.CONTEXT_NOTE.value: 0}
+
+    async def timed(call: Any, kind: OpKind | None = None) -> None:
         t0 = time.perf_counter()
         try:
             await call
         except Exception as e:  # counted and reported: the run goes on
             me.errors.append(f"{type(e).__name__}: {e}")
+        else:
+            if kind is not None:
+                confirmed[kind.value] += 1
         me.latencies.append(time.perf_counter() - t0)
 
     async with await Worker.open(root, worker_id=name, ttl=60) as worker:
         task = await worker.begin(f"Contention {name}", task_id=name)
         n = 0
         while time.monotonic() < deadline:
-            await timed(task.propose(f"{name}/f{n}.py", f"value = {n}\n", f"file {n}"))
-            await timed(task.remark("note", f"round {n}"))
+            proposal = task.propose(f"{name}/f{n}.py", f"value = {n}\n", f"file {n}")
+            await timed(proposal, OpKind.CHANGE_PROPOSED)
+            await timed(task.remark("note", f"round {n}"), OpKind.CONTEXT_NOTE)
             await timed(task.step(f"round {n % 5}", "in_progress"))
             if n % 10 == 9:
                 await timed(task.apply())
             n += 1
         await timed(task.apply())
         await task.finish("ok")
-    return {"name": name, "latencies": me.latencies, "errors": me.errors}
+    return {"latencies": me.latencies, "errors": me.errors, "confirmed": confirmed}
+
+
+async def landed_once(root: Path, confirmed: dict[str, dict[str, int]]) -> list[str]:
+    """Every proposal and note an agent was told succeeded is in the log exactly once."""
+    problems = []
+    async with await Workspace.open(root, create=False) as ws:
+        for task_id, counts in confirmed.items():
+            ops = Counter(op.kind.value for op in await ws.store.ops_after(0, task_id))
+            for kind, n in counts.items():
+                if ops[kind] != n:
+                    problems.append(f"{task_id}: {n} {kind} confirmed, {ops[kind]} in the log")
+            if (await ws.state(task_id)).status != "done":
+                problems.append(f"{task_id}: not finished")
+    return problems
 
 
 # --- the runner -----------------------------------------------------------------------
@@ -230,7 +253,7 @@ async def cli_reviewer(root: Path, tasks: list[str], until: float, me: Actor) ->
 
 
 async def contention(seconds: float, agents: int, out: Any = sys.stdout) -> dict[str, Any]:
-    """Run it; print the table; return the figures (tests/torture/test_contention_run.py)."""
+    """Run it; print the table; return the figures (tests/torture/test_torture_fast.py)."""
     with tempfile.TemporaryDirectory(prefix="baton-contention-") as tmp:
         root = Path(tmp)
         names = [f"agent{n}" for n in range(agents)]
@@ -259,6 +282,7 @@ async def contention(seconds: float, agents: int, out: Any = sys.stdout) -> dict
             cli_reviewer(root, names[half:], until, reviewer),
         )
         actors = []
+        confirmed: dict[str, dict[str, int]] = {}
         for name, proc in zip(names, procs, strict=True):
             stdout, stderr = await proc.communicate()
             if proc.returncode != 0:
@@ -266,12 +290,15 @@ async def contention(seconds: float, agents: int, out: Any = sys.stdout) -> dict
                 continue
             result = json.loads(stdout.decode().splitlines()[-1])
             actors.append(Actor(name, result["latencies"], result["errors"]))
+            confirmed[name] = result["confirmed"]
         elapsed = time.monotonic() - t0
         code, check_out, check_err = await cli(root, "check")
+        lost = await landed_once(root, confirmed)
         actors += [editor, lists, reviewer]
     everyone = Actor(
         "all", [x for a in actors for x in a.latencies], [e for a in actors for e in a.errors]
     )
+    writes = sum(sum(c.values()) for c in confirmed.values())
     lines = [
         "",
         f"Contention: {agents} agents + baton serve (editor) + CLI reviewer, {elapsed:.0f} s",
@@ -283,10 +310,13 @@ async def contention(seconds: float, agents: int, out: Any = sys.stdout) -> dict
         "",
         f"'database is locked' seen by a user: {sum('locked' in e for e in everyone.errors)}"
         "   (must be 0)",
+        f"proposals and notes confirmed to agents: {writes}, each in the log exactly once: "
+        f"{'yes' if not lost else 'NO'}",
         f"baton check: {'ok' if code == 0 else 'FAILED ' + check_out + check_err}",
         f"server still running at the end: {'yes' if alive else 'NO'}",
     ]
     lines += [f"  error: {e[:200]}" for e in everyone.errors[:10]]
+    lines += [f"  not once: {problem}" for problem in lost]
     print("\n".join(lines), file=out, flush=True)
     return {
         "actors": {a.name: (len(a.latencies), a.errors) for a in actors},
@@ -294,6 +324,7 @@ async def contention(seconds: float, agents: int, out: Any = sys.stdout) -> dict
         "errors": everyone.errors,
         "check": code,
         "server_alive": alive,
+        "lost": lost,
     }
 
 
@@ -308,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agents", type=int, default=4)
     a = ap.parse_args(args)
     result = asyncio.run(contention(a.seconds, a.agents))
-    bad = result["locked"] or result["errors"] or result["check"] or not result["server_alive"]
+    bad = result["locked"] or result["errors"] or result["check"] or result["lost"]
+    bad = bad or not result["server_alive"]
     return 1 if bad else 0
 
 

@@ -37,10 +37,11 @@ async def test_a_recovery_chain_converges(tmp_path: Path) -> None:
 
 async def test_a_short_contention_run_shows_no_lock_and_keeps_the_store_sound() -> None:
     """The runner `make torture` uses for minutes, for a few seconds: nobody sees
-    'database is locked', no call fails, `baton check` passes, the server is still up."""
+    'database is locked', no call fails, every confirmed write is in the log exactly once,
+    `baton check` passes, the server is still up."""
     out = io.StringIO()
     result = await contention(seconds=8, agents=3, out=out)
     report = out.getvalue()
     assert result["locked"] == 0 and result["errors"] == [], report
-    assert result["check"] == 0 and result["server_alive"], report
+    assert result["lost"] == [] and result["check"] == 0 and result["server_alive"], report
     assert all(calls > 0 for calls, _ in result["actors"].values()), report
