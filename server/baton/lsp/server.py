@@ -11,13 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -29,6 +33,7 @@ from ..placement import Candidate, Placed, place
 from ..store import StoreError
 from ..workspace import Workspace, database_path
 from .errors import AnsweringProtocol
+from .transport import serve_stream
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +83,32 @@ class BatonServer(LanguageServer):
         self._busy = 0
         self._idle = asyncio.Event()
         self._idle.set()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls' stdio loop with Baton's framing (transport.py: bounded, never fatal on
+        bad input) and answering (errors.py); returns when the editor closes stdin or
+        sends `exit`."""
+        self._stop_event = stop = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        assert isinstance(self.protocol, AnsweringProtocol)
+        stream = stdin or sys.stdin.buffer
+        try:
+            asyncio.run(serve_stream(stop, stream, self.protocol, self.thread_pool))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls: untyped
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows a failed notification handler to the user (`Error in server: …`)
+        but logs nothing: put its traceback in the log, where a bug report can find it."""
+        if source is not FeatureRequestError:  # a request's error is its answer
+            trace = getattr(error, "data", None) or {}
+            where = "".join(trace.get("traceback", [])) if isinstance(trace, dict) else ""
+            log.error("%s: %s\n%s", getattr(source, "__name__", source), error, where)
+        super().report_server_error(error, source)
 
     # --- background work --------------------------------------------------------------
 
