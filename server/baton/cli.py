@@ -516,12 +516,13 @@ def serve(level: str) -> int:
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
-    build_server().start_io()
+    server = build_server()
+    server.start_io()
     # The client is gone: an `exit`, or stdin closed without one (the editor was killed).
     # Every decision is committed already; the store's worker threads must not keep an
     # orphaned server alive, so leave without waiting for them.
     logging.shutdown()
-    os._exit(EXIT_OK)
+    os._exit(server.exit_code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

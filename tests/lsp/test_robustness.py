@@ -89,9 +89,13 @@ async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> No
             await task.propose("calc.py", CALC.replace("return 3\n", "return 33\n"))
         uri = editor.uri("calc.py")
         await editor.until(lambda: editor.diagnostics(uri), timeout=20)  # looked for every 1 s
-        await editor.until(
-            lambda: any("Restored task 'Late'" in m.message for m in editor.messages)
+        # Told once: "Restored task 'Late'" if the server found the database with the task
+        # in it, or "Agent proposes 1 change … (task 'Late')" if it found the database
+        # first and then saw the task arrive; which one depends on timing.
+        told = await editor.until(
+            lambda: [m.message for m in editor.messages if "'Late'" in m.message]
         )
+        assert "Restored task 'Late'" in told[0] or "Agent proposes 1 change" in told[0]
     finally:
         await stop_editor(editor)
 
@@ -106,6 +110,7 @@ async def test_broken_frames_do_not_kill_the_server(
         b"{not json",
         b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": 7}',
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": init}).encode(),
+        b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}',
         b'{"jsonrpc": "2.0", "id": 3, "method": "no/such/method", "params": {}}',
         b'{"jsonrpc": "2.0", "id": 4, "method": "baton/hunk", "params": {"hunkId": "x"}}',
         json.dumps(
@@ -147,3 +152,92 @@ async def test_the_server_exits_when_its_editor_disappears(
         pass
     proc.stdin.close()
     assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+
+async def start_raw(
+    root: Path, request: pytest.FixtureRequest, env: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
+    """A raw server for an editor that edits buffers (`workspace/applyEdit`)."""
+    proc = await raw_server(request, env)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(initialize(root, 1, {"workspace": {"applyEdit": True}}))
+    await proc.stdin.drain()
+    while (await asyncio.wait_for(read_message(proc.stdout), 20)).get("id") != 1:
+        pass
+    return proc
+
+
+async def stop_raw(proc: asyncio.subprocess.Process) -> None:
+    """Politely, and reaped inside the test's event loop (not by a finalizer after it)."""
+    assert proc.stdin
+    proc.stdin.write(call(99, "shutdown", None) + frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+    await proc.stdin.drain()
+    assert await asyncio.wait_for(proc.wait(), 20) == 0
+
+
+def call(msg_id: int, method: str, params: object) -> bytes:
+    return frame(
+        json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()
+    )
+
+
+async def answer_to(proc: asyncio.subprocess.Process, msg_id: int) -> dict[str, object]:
+    assert proc.stdout
+    while (message := await asyncio.wait_for(read_message(proc.stdout), 30)).get("id") != msg_id:
+        pass
+    return message
+
+
+async def test_exit_without_shutdown_ends_with_status_1(
+    seeded: Path, request: pytest.FixtureRequest
+) -> None:
+    """LSP: 'exit code 0 if the server received a shutdown request before, 1 otherwise'."""
+    proc = await start_raw(seeded, request)
+    assert proc.stdin
+    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+    await proc.stdin.drain()
+    assert await asyncio.wait_for(proc.wait(), 20) == 1
+
+
+async def test_a_request_that_overtakes_initialized_waits_for_the_stores(
+    seeded: Path, request: pytest.FixtureRequest
+) -> None:
+    proc = await start_raw(seeded, request)
+    assert proc.stdin
+    proc.stdin.write(call(2, "baton/tasks", {}))  # sent before `initialized`
+    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    await proc.stdin.drain()
+    tasks = (await answer_to(proc, 2))["result"]
+    assert isinstance(tasks, dict) and [t["id"] for t in tasks["tasks"]] == ["tidy"]
+    await stop_raw(proc)
+
+
+async def test_an_editor_that_never_answers_apply_edit_does_not_hold_the_accept(
+    seeded: Path, request: pytest.FixtureRequest
+) -> None:
+    proc = await start_raw(seeded, request, {"BATON_APPLY_EDIT_TIMEOUT": "1"})
+    assert proc.stdin
+    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    opened = {
+        "textDocument": {
+            "uri": (seeded / "calc.py").as_uri(),
+            "languageId": "python",
+            "version": 1,
+            "text": (seeded / "calc.py").read_text(),
+        }
+    }
+    notify = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": opened}
+    proc.stdin.write(frame(json.dumps(notify).encode()))  # open: accepting edits the buffer
+    proc.stdin.write(call(2, "baton/task", {"taskId": "tidy"}))
+    await proc.stdin.drain()
+    view = (await answer_to(proc, 2))["result"]
+    assert isinstance(view, dict)
+    hunk = view["hunks"][0]["id"]
+    args = {"command": "baton.accept", "arguments": [{"hunkId": hunk}]}
+    proc.stdin.write(call(3, "workspace/executeCommand", args))  # applyEdit goes unanswered
+    await proc.stdin.drain()
+    answer = await answer_to(proc, 3)
+    assert "error" not in answer, answer  # the decision stands; only the edit is pending
+    await stop_raw(proc)
+    async with await Workspace.open(seeded, create=False) as ws:
+        assert (await ws.state("tidy")).hunks[hunk].status == HunkStatus.ACCEPTED

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -24,7 +25,9 @@ async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
     return json.loads(await stream.readexactly(length))  # type: ignore[no-any-return]
 
 
-async def raw_server(request: pytest.FixtureRequest) -> asyncio.subprocess.Process:
+async def raw_server(
+    request: pytest.FixtureRequest, env: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
     """`baton serve` on raw pipes, killed when the test ends, passed or failed."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -36,6 +39,7 @@ async def raw_server(request: pytest.FixtureRequest) -> asyncio.subprocess.Proce
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         limit=2**24,
+        env=None if env is None else {**os.environ, **env},
     )
 
     def kill() -> None:
@@ -46,8 +50,8 @@ async def raw_server(request: pytest.FixtureRequest) -> asyncio.subprocess.Proce
     return proc
 
 
-def initialize(root: Path, msg_id: int) -> bytes:
-    params = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+def initialize(root: Path, msg_id: int, capabilities: dict[str, object] | None = None) -> bytes:
+    params = {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities or {}}
     return frame(
         json.dumps(
             {"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": params}

@@ -11,6 +11,8 @@ decision durable and the apply recoverable exactly once.
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -29,6 +31,10 @@ from .errors import clear_errors
 from .server import EDITOR, BatonServer, FileRef, FileView
 
 M = TypeVar("M", bound=BaseModel)
+APPLY_EDIT_TIMEOUT_S = float(os.environ.get("BATON_APPLY_EDIT_TIMEOUT", "60"))
+"""How long an accept waits for the editor to take its edit: the decision is already
+recorded; without the edit the hunk stays accepted and its save, `baton apply` or the
+agent writes it."""
 
 
 def parse(model: type[M], args: tuple[Any, ...]) -> M:
@@ -99,9 +105,15 @@ async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> 
         if versioned
         else types.WorkspaceEdit(changes={uri: [edit]})
     )
-    response = await ls.workspace_apply_edit_async(
+    request = ls.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=workspace_edit, label=f"Baton: accept {here.hunk.id}")
     )
+    try:
+        response = await asyncio.wait_for(request, APPLY_EDIT_TIMEOUT_S)
+    except TimeoutError:  # an editor that never answers must not hold the command forever
+        response = types.ApplyWorkspaceEditResult(
+            applied=False, failure_reason=f"no answer in {APPLY_EDIT_TIMEOUT_S:.0f} s"
+        )
     if not response.applied:
         ls.tell(
             f"Baton: the editor did not apply hunk {here.hunk.id} "

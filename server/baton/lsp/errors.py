@@ -34,6 +34,7 @@ def clear_errors(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitabl
     @functools.wraps(handler)
     async def wrapper(ls: Any, *args: Any) -> R:
         try:
+            await ls.started()
             async with ls.working():
                 return await handler(ls, *args)
         except REFUSALS as e:
@@ -76,6 +77,9 @@ class AnsweringProtocol(LanguageServerProtocol):
       it is malformed, and a valid notification never gets an answer.
     """
 
+    shutdown_requested = False
+    """A `shutdown` request arrived (its handler may still be closing the stores)."""
+
     def receive(self, body: bytes) -> None:
         """Handle one framed body. Errors are answered or logged; none escapes."""
         try:
@@ -107,6 +111,8 @@ class AnsweringProtocol(LanguageServerProtocol):
         if cancel and not _cancels_an_id(data["params"]):
             log.warning("ignored $/cancelRequest without an integer or string id")
             return  # pygls would look the id up in a dict: a TypeError for a list or object
+        if is_request and data["method"] == types.SHUTDOWN:
+            self.shutdown_requested = True  # `exit` now means 0, even before it is done
         if is_request and self._shutdown and data["method"] != types.EXIT:
             self.answer_error(msg_id, INVALID_REQUEST, "the server is shutting down")
             return

@@ -87,7 +87,8 @@ class BatonServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls' stdio loop with Baton's framing (transport.py: bounded, never fatal on
         bad input) and answering (errors.py); returns when the editor closes stdin or
-        sends `exit`."""
+        sends `exit`, with the process's exit status in `exit_code`."""
+        self.exit_code = 0
         self._stop_event = stop = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         assert isinstance(self.protocol, AnsweringProtocol)
@@ -96,7 +97,9 @@ class BatonServer(LanguageServer):
             asyncio.run(serve_stream(stop, stream, self.protocol, self.thread_pool))
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit:  # `exit`: 0 if a `shutdown` request came before, else 1 (LSP)
+            self.exit_code = 0 if self.protocol.shutdown_requested else 1
+        except KeyboardInterrupt:
             pass
         finally:
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls: untyped
@@ -343,11 +346,16 @@ class BatonServer(LanguageServer):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), timeout)
 
+    async def started(self) -> None:
+        """Wait (bounded) until start-up has opened the stores and published: a request
+        that overtakes `initialized` must not answer 'no task' or 'nothing here'."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ready.wait(), READY_TIMEOUT_S)
+
     async def view(self, uri: str) -> FileView | None:
         """The file's placed hunks, re-placed first if the buffer moved on since (a
         request can overtake the re-publish its didChange started)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.ready.wait(), READY_TIMEOUT_S)
+        await self.started()
         view = self.views.get(uri)
         doc = self.workspace.text_documents.get(uri)
         if view is not None and doc is not None and doc.version != view.version:
