@@ -516,6 +516,9 @@ def serve(level: str) -> int:
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    from .lsp.errors import OneLineRefusals
+
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(OneLineRefusals())
     server = build_server()
     server.start_io()
     # The client is gone: an `exit`, or stdin closed without one (the editor was killed).

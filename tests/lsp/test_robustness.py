@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -155,10 +156,13 @@ async def test_the_server_exits_when_its_editor_disappears(
 
 
 async def start_raw(
-    root: Path, request: pytest.FixtureRequest, env: dict[str, str] | None = None
+    root: Path,
+    request: pytest.FixtureRequest,
+    env: dict[str, str] | None = None,
+    stderr: Any = None,
 ) -> asyncio.subprocess.Process:
     """A raw server for an editor that edits buffers (`workspace/applyEdit`)."""
-    proc = await raw_server(request, env)
+    proc = await raw_server(request, env, stderr)
     assert proc.stdin and proc.stdout
     proc.stdin.write(initialize(root, 1, {"workspace": {"applyEdit": True}}))
     await proc.stdin.drain()
@@ -241,3 +245,24 @@ async def test_an_editor_that_never_answers_apply_edit_does_not_hold_the_accept(
     await stop_raw(proc)
     async with await Workspace.open(seeded, create=False) as ws:
         assert (await ws.state("tidy")).hunks[hunk].status == HunkStatus.ACCEPTED
+
+
+async def test_a_refusal_is_one_log_line_and_a_bug_keeps_its_traceback(
+    seeded: Path, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The editor's output channel shows the server's stderr: a refused command is one
+    line there, not a traceback of nothing wrong."""
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        proc = await start_raw(seeded, request, stderr=sink)
+        assert proc.stdin
+        proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+        args = {"command": "baton.accept", "arguments": [{"hunkId": "ffffffffffff"}]}
+        for n in range(2, 6):
+            proc.stdin.write(call(n, "workspace/executeCommand", args))
+        await proc.stdin.drain()
+        assert "error" in await answer_to(proc, 5)
+        await stop_raw(proc)
+    said = log.read_text()
+    assert said.count("answered with an error") == 4, said
+    assert "Traceback" not in said, said

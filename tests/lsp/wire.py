@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
 
 
 async def raw_server(
-    request: pytest.FixtureRequest, env: dict[str, str] | None = None
+    request: pytest.FixtureRequest, env: dict[str, str] | None = None, stderr: Any = None
 ) -> asyncio.subprocess.Process:
     """`baton serve` on raw pipes, killed when the test ends, passed or failed."""
     proc = await asyncio.create_subprocess_exec(
@@ -37,7 +38,7 @@ async def raw_server(
         cwd=REPO,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL if stderr is None else stderr,
         limit=2**24,
         env=None if env is None else {**os.environ, **env},
     )

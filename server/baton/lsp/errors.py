@@ -8,6 +8,7 @@ error, still without a traceback. Either way the server keeps running.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from ..review import ReviewRefused
@@ -53,6 +54,22 @@ RESPONSE = ("jsonrpc", "id", "result", "error")
 classes refuse any other, and it takes a call that also has an "error" for a response."""
 
 
+class OneLineRefusals(logging.Filter):
+    """pygls logs every error answer with a full traceback at ERROR, a deliberate refusal
+    ("hunk … was decided meanwhile", "the database is read-only") included: the editor's
+    output channel fills with tracebacks of nothing wrong, and a hostile client can flood
+    it. A refusal that `clear_errors` raised (it has no traceback data) becomes one WARNING
+    line; a real bug keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, JsonRpcException) and not error.data:
+            record.msg, record.args = "answered with an error: %s", (error.message,)
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info = record.exc_text = None
+        return True
+
+
 class AnsweringProtocol(LanguageServerProtocol):
     """Every request gets exactly one answer under its own id; nothing else gets one.
 
@@ -79,6 +96,8 @@ class AnsweringProtocol(LanguageServerProtocol):
 
     shutdown_requested = False
     """A `shutdown` request arrived (its handler may still be closing the stores)."""
+    deferred_exit: bytes | None = None
+    """An `exit` that arrived while `shutdown` was still closing the stores."""
 
     def receive(self, body: bytes) -> None:
         """Handle one framed body. Errors are answered or logged; none escapes."""
@@ -107,6 +126,9 @@ class AnsweringProtocol(LanguageServerProtocol):
             data.setdefault("params", None)
         else:
             data = {k: data[k] for k in RESPONSE if k in data}
+        if not is_request and data.get("method") == types.EXIT and self._closing():
+            self.deferred_exit = body  # the transport calls exit_once_closed next
+            return
         cancel = not is_request and data.get("method") == types.CANCEL_REQUEST
         if cancel and not _cancels_an_id(data["params"]):
             log.warning("ignored $/cancelRequest without an integer or string id")
@@ -146,6 +168,24 @@ class AnsweringProtocol(LanguageServerProtocol):
             log.warning("ignored didChange of %s, which is not open", params.text_document.uri)
             return
         yield from super().lsp_text_document__did_change(params)
+
+    def _closing(self) -> bool:
+        """`shutdown` arrived and its handler is still closing the stores."""
+        return self.shutdown_requested and not self._shutdown
+
+    async def exit_once_closed(self) -> None:
+        """A client that sends `exit` right behind `shutdown`, without waiting for its
+        answer, would cut the stores' closing short: let it finish first (bounded; closing
+        waits at most 10 s for work in flight), then take the `exit`. The transport awaits
+        this before it reads again, so no read is left waiting on stdin at the exit."""
+        body, self.deferred_exit = self.deferred_exit, None
+        for _ in range(300):
+            if not self._closing():
+                break
+            await asyncio.sleep(0.05)
+        self._shutdown = True
+        if body is not None:
+            self.receive(body)
 
     def answer_error(self, msg_id: str | int | None, code: int, message: str) -> None:
         """An error response written as plain JSON: pygls' own response class would leave

@@ -124,6 +124,8 @@ async def serve_stream(
                 _refuse_oversized(protocol, frame)
             else:
                 protocol.receive(frame)
+                if protocol.deferred_exit is not None:
+                    await protocol.exit_once_closed()
         except BrokenPipeError:
             raise  # stdout is gone: the editor is, too
         except Exception:  # a bug of ours must not end the loop, and with it the server
