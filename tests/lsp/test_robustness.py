@@ -134,10 +134,7 @@ async def test_broken_frames_do_not_kill_the_server(
     assert all("error" in answered[i] for i in (1, 3, 4, 5))
     assert answered[1]["error"]["code"] == -32602  # type: ignore[index]
     assert proc.returncode is None  # still alive
-    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "id": 6, "method": "shutdown"}'))
-    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
-    await proc.stdin.drain()
-    assert await asyncio.wait_for(proc.wait(), 10) == 0
+    await stop_raw(proc)
 
 
 async def test_the_server_exits_when_its_editor_disappears(
