@@ -15,7 +15,7 @@ import pytest
 from baton.agent import Worker
 from baton.lsp import protocol as p
 
-from ..lsp.wire import frame, initialize, raw_server, read_message
+from ..lsp.wire import INITIALIZED, frame, initialize, raw_server, read_message
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261129
@@ -123,7 +123,7 @@ async def test_random_and_hostile_requests_never_kill_the_server(
     assert proc.stdin and proc.stdout
     send = proc.stdin.write
     send(initialize(root, 0))
-    send(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    send(INITIALIZED)
     for body in corpus(root):
         send(frame(body))
     rng = random.Random(SEED)

@@ -18,7 +18,7 @@ from baton.models import HunkStatus
 from baton.workspace import Workspace
 
 from .conftest import CALC, Editor, start_editor, stop_editor
-from .wire import frame, initialize, raw_server, read_message
+from .wire import INITIALIZED, frame, initialize, raw_server, read_message
 
 CAPS = client_capabilities("visual-studio-code")
 
@@ -141,13 +141,10 @@ async def test_the_server_exits_when_its_editor_disappears(
     seeded: Path, request: pytest.FixtureRequest
 ) -> None:
     """An editor killed without `shutdown`/`exit` closes the pipe: no orphaned server."""
-    proc = await raw_server(request)
-    assert proc.stdin and proc.stdout
-    proc.stdin.write(initialize(seeded, 1))
-    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    proc = await start_raw(seeded, request)
+    assert proc.stdin
+    proc.stdin.write(INITIALIZED)
     await proc.stdin.drain()
-    while "id" not in await asyncio.wait_for(read_message(proc.stdout), 20):
-        pass
     proc.stdin.close()
     assert await asyncio.wait_for(proc.wait(), 10) == 0
 
@@ -206,7 +203,7 @@ async def test_a_request_that_overtakes_initialized_waits_for_the_stores(
     proc = await start_raw(seeded, request)
     assert proc.stdin
     proc.stdin.write(call(2, "baton/tasks", {}))  # sent before `initialized`
-    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    proc.stdin.write(INITIALIZED)
     await proc.stdin.drain()
     tasks = (await answer_to(proc, 2))["result"]
     assert isinstance(tasks, dict) and [t["id"] for t in tasks["tasks"]] == ["tidy"]
@@ -218,7 +215,7 @@ async def test_an_editor_that_never_answers_apply_edit_does_not_hold_the_accept(
 ) -> None:
     proc = await start_raw(seeded, request, {"BATON_APPLY_EDIT_TIMEOUT": "1"})
     assert proc.stdin
-    proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    proc.stdin.write(INITIALIZED)
     opened = {
         "textDocument": {
             "uri": (seeded / "calc.py").as_uri(),
@@ -253,7 +250,7 @@ async def test_a_refusal_is_one_log_line_and_a_bug_keeps_its_traceback(
     with log.open("wb") as sink:
         proc = await start_raw(seeded, request, stderr=sink)
         assert proc.stdin
-        proc.stdin.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+        proc.stdin.write(INITIALIZED)
         args = {"command": "baton.accept", "arguments": [{"hunkId": "ffffffffffff"}]}
         for n in range(2, 6):
             proc.stdin.write(call(n, "workspace/executeCommand", args))

@@ -18,6 +18,9 @@ def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+INITIALIZED = frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}')
+
+
 async def read_message(stream: asyncio.StreamReader) -> dict[str, object]:
     length = 0
     while (line := await stream.readline()) not in (b"\r\n", b""):

@@ -37,6 +37,8 @@ from baton.lsp import protocol as p
 from baton.models import OpKind
 from baton.workspace import Workspace
 
+from ..lsp.wire import frame, read_message
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -146,7 +148,7 @@ class Wire:
     def send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.write(frame(body))
 
     async def request(self, method: str, params: Any) -> dict[str, Any]:
         self.next_id += 1
@@ -158,13 +160,10 @@ class Wire:
         stream = self.proc.stdout
         assert stream is not None
         while True:
-            length = 0
-            while (line := await stream.readline()) not in (b"\r\n", b""):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if not length:
-                return  # the server is gone
-            message = json.loads(await stream.readexactly(length))
+            try:
+                message: dict[str, Any] = await read_message(stream)
+            except json.JSONDecodeError:
+                return  # end of output (no body to read): the server is gone
             if "method" not in message:
                 future = self.waiting.pop(message["id"], None)
                 if future is not None:
