@@ -44,6 +44,7 @@ from .changes import (
 )
 from .effects import EffectResult, apply_accepted, content_hash, recover_effects
 from .hunks import DiffError, FilePatch, apply_file_patch, parse_patch
+from .limits import lease_seconds
 from .models import (
     ContextListed,
     ContextRead,
@@ -59,6 +60,7 @@ from .models import (
     derive_key,
 )
 from .store import LeaseHeld, NewOp, StaleEpoch, StoreError, digest
+from .store.sqlite import Clock
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -168,9 +170,17 @@ class Worker:
 
     @classmethod
     async def open(
-        cls, root: Path, *, worker_id: str | None = None, ttl: float = DEFAULT_TTL
+        cls,
+        root: Path,
+        *,
+        worker_id: str | None = None,
+        ttl: float = DEFAULT_TTL,
+        clock: Clock = time.time,
     ) -> Worker:
-        ws = await Workspace.open(root)
+        """`ttl` is checked before the database is even opened: a refused lease length
+        records nothing. `clock` is the store's (tests pass a fake one)."""
+        ttl = lease_seconds(ttl)
+        ws = await Workspace.open(root, clock=clock)
         return cls(ws, worker_id or default_worker_id(), ttl)
 
     async def __aenter__(self) -> Worker:
@@ -203,7 +213,7 @@ class Worker:
                 if time.monotonic() >= deadline:
                     raise
                 info = await self.ws.store.task(task_id)
-                left = (info.lease_expires or 0) - time.time()
+                left = (info.lease_expires or 0) - self.ws.store.clock()
                 await asyncio.sleep(min(max(left, 0.05), max(deadline - time.monotonic(), 0.05)))
         task = Task(self, task_id, epoch)
         self._tasks.append(task)

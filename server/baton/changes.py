@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .hunks import HunkSpec, diff_hunks
+from .limits import InvalidInput
 from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef, derive_key
 from .store import digest
 
@@ -23,7 +24,7 @@ MAX_FILES_PER_DIFF = 1000
 SUMMARY_CHARS = 80
 
 
-class ChangeRefused(ValueError):
+class ChangeRefused(InvalidInput):
     """Input Baton will not record: binary, too large or too long, nothing to change."""
 
 

@@ -22,9 +22,9 @@ from pydantic import BaseModel
 from . import __version__
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
 from .brief import render_markdown
-from .changes import ChangeRefused
 from .effects import EffectResult, apply_accepted, recover_effects
 from .hunks import DiffDoesNotApply, DiffError
+from .limits import InvalidInput
 from .models import Decision, HunkState, HunkStatus, StepStatus
 from .paths import PathRefused
 from .review import ReviewRefused, decide, find_hunk
@@ -60,7 +60,7 @@ ERRORS: tuple[tuple[type[BaseException], int], ...] = (
     (TaskClosed, EXIT_FENCED),
     (StoreUnavailable, EXIT_STORE),
     (PathRefused, EXIT_REFUSED),
-    (ChangeRefused, EXIT_REFUSED),
+    (InvalidInput, EXIT_REFUSED),
     (DiffError, EXIT_REFUSED),
     (DiffDoesNotApply, EXIT_REFUSED),
     (ReviewRefused, EXIT_REFUSED),

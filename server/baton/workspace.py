@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from .faults import crash_point
 from .fold import apply_in_place
 from .models import Op, StepSet, StepStatus, TaskState
 from .store import NewOp, SqliteStore, StoredCheckpoint, StoreUnavailable, TaskNotFound, digest
+from .store.sqlite import Clock
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +79,13 @@ class Workspace:
         *,
         create: bool = True,
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+        clock: Clock = time.time,
     ) -> Workspace:
+        """`clock` is the store's, for leases and timestamps: tests pass a fake one."""
         root = root.resolve()
         if not root.is_dir():
             raise StoreUnavailable(f"workspace folder {root} does not exist")
-        store = await SqliteStore.open(database_path(root), create=create)
+        store = await SqliteStore.open(database_path(root), create=create, clock=clock)
         return cls(root, store, checkpoint_every)
 
     async def close(self) -> None:

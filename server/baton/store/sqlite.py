@@ -196,6 +196,7 @@ def busy_timeout_default() -> float:
 
 
 Db = sqlite3.Connection
+Clock = Callable[[], float]
 T = TypeVar("T")
 
 
@@ -340,9 +341,16 @@ class SqliteStore:
     """The Store interface over one SQLite file; see the module docstring for why."""
 
     def __init__(
-        self, conn: aiosqlite.Connection, path: Path, busy_timeout: float, read_only: bool
+        self,
+        conn: aiosqlite.Connection,
+        path: Path,
+        busy_timeout: float,
+        read_only: bool,
+        clock: Clock = time.time,
     ) -> None:
         self._conn = conn
+        self.clock = clock
+        """Seconds since the epoch for leases and timestamps; tests pass their own."""
         self.path = path
         self.read_only = read_only
         self.busy_timeout = busy_timeout
@@ -355,7 +363,12 @@ class SqliteStore:
 
     @classmethod
     async def open(
-        cls, path: Path, *, create: bool = True, busy_timeout: float | None = None
+        cls,
+        path: Path,
+        *,
+        create: bool = True,
+        busy_timeout: float | None = None,
+        clock: Clock = time.time,
     ) -> SqliteStore:
         timeout = busy_timeout_default() if busy_timeout is None else busy_timeout
         try:
@@ -368,7 +381,7 @@ class SqliteStore:
             raise StoreUnavailable(f"no Baton database at {path}")
         read_only = not _writable(path)
         conn = await _connect(path, timeout, read_only)
-        return cls(conn, path, timeout, read_only)
+        return cls(conn, path, timeout, read_only, clock)
 
     async def close(self) -> None:
         await self._conn.close()
@@ -443,7 +456,7 @@ class SqliteStore:
     # --- the log ----------------------------------------------------------------------
 
     async def append(self, op: NewOp) -> Op:
-        return await self._run(_append, op, op.payload.model_dump_json(), time.time())
+        return await self._run(_append, op, op.payload.model_dump_json(), self.clock())
 
     async def ops_after(self, lsn: int, task_id: str | None = None) -> list[Op]:
         def read(db: Db) -> list[Any]:
@@ -509,7 +522,7 @@ class SqliteStore:
         def body(db: Db) -> Op:
             if db.execute("SELECT 1 FROM tasks WHERE task_id = ?", (task_id,)).fetchone():
                 raise TaskExists(f"task {task_id} already exists")
-            now = time.time()
+            now = self.clock()
             db.execute(
                 "INSERT INTO tasks(task_id, title, created) VALUES (?, ?, ?)",
                 (task_id, title, now),
@@ -520,7 +533,7 @@ class SqliteStore:
 
     async def claim(self, task_id: str, worker: str, ttl: float) -> int:
         def body(db: Db) -> int:
-            now = time.time()
+            now = self.clock()
             info = _task_row(db, task_id)
             if info.status != "open":
                 raise TaskClosed(f"task {task_id} is {info.status}")
@@ -547,7 +560,7 @@ class SqliteStore:
             cursor = db.execute(
                 "UPDATE tasks SET lease_expires = ? "
                 "WHERE task_id = ? AND epoch = ? AND worker = ? AND status = 'open'",
-                (time.time() + ttl, task_id, epoch, worker),
+                (self.clock() + ttl, task_id, epoch, worker),
             )
             if cursor.rowcount != 1:
                 info = _task_row(db, task_id)
@@ -574,7 +587,7 @@ class SqliteStore:
                 epoch,
                 OpKind.TASK_RELEASED,
                 payload,
-                time.time(),
+                self.clock(),
             )
 
         await self._run(_transaction, body)
@@ -600,7 +613,7 @@ class SqliteStore:
                 epoch,
                 OpKind.TASK_FINISHED,
                 payload,
-                time.time(),
+                self.clock(),
             )
 
         return await self._run(_transaction, body)
