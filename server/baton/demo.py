@@ -418,8 +418,17 @@ def show_problems(editor: ScriptedEditor, uri: str) -> None:
         print(f"   editor │ calc.py:{d.range.start.line + 1:<3} {kind:7} {d.message}")
 
 
+def colour() -> bool:
+    """Bold banners on a terminal only, and never with NO_COLOR set (https://no-color.org):
+    piped into a file or a CI log, escape codes are noise."""
+    return not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+
+
 def banner(text: str) -> None:
-    print(f"\n\033[1m── {text}\033[0m", flush=True)
+    if colour():
+        print(f"\n\033[1m── {text}\033[0m", flush=True)
+    else:
+        print(f"\n── {text}", flush=True)
 
 
 def run_demo(keep: bool = False) -> int:
