@@ -21,6 +21,7 @@ import asyncio
 import functools
 import logging
 import os
+import re
 import secrets
 import socket
 import time
@@ -44,7 +45,7 @@ from .changes import (
 )
 from .effects import EffectResult, apply_accepted, content_hash, recover_effects
 from .hunks import DiffError, FilePatch, apply_file_patch, parse_patch
-from .limits import lease_seconds
+from .limits import InvalidInput, lease_seconds
 from .models import (
     ContextListed,
     ContextRead,
@@ -59,6 +60,7 @@ from .models import (
     TaskState,
     derive_key,
 )
+from .review import HunkNotFound
 from .store import LeaseHeld, NewOp, StaleEpoch, StoreError, digest
 from .store.sqlite import Clock
 from .workspace import Workspace
@@ -92,6 +94,28 @@ def refuses_invalid(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[
             raise ChangeRefused(f"invalid {field}: {first['msg']}") from None
 
     return checked
+
+
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def valid_task_id(task_id: str) -> str:
+    """A task id a caller chose: it names the task in op ids, commands and file names."""
+    if not TASK_ID.match(task_id):
+        raise InvalidInput(
+            f"invalid task id {task_id[:80]!r}: 1 to 64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return task_id
+
+
+def known_hunks(state: TaskState, hunk_ids: list[str]) -> list[str]:
+    """The ids, each a hunk of this task: an unknown one is a mistake to report, not a
+    hunk to wait for forever or to find nothing to apply for."""
+    unknown = [h for h in hunk_ids if h not in state.hunks]
+    if unknown:
+        raise HunkNotFound(f"task {state.task_id} has no hunk {', '.join(unknown)}")
+    return hunk_ids
 
 
 class StaleRead(ChangeRefused):
@@ -197,9 +221,9 @@ class Worker:
     @refuses_invalid
     async def begin(self, title: str, instruction: str = "", task_id: str | None = None) -> Task:
         """Create a task and claim it."""
-        task_id = task_id or f"t-{secrets.token_hex(4)}"
-        await self.ws.store.create_task(task_id, title, instruction)
-        return await self.claim(task_id)
+        task_id = valid_task_id(task_id) if task_id is not None else f"t-{secrets.token_hex(4)}"
+        epoch = await self.ws.store.begin(task_id, title, instruction, self.worker_id, self.ttl)
+        return self._held(task_id, epoch)
 
     async def claim(self, task_id: str, *, wait: float = 0.0) -> Task:
         """Take over a task whose lease is free or expired (waiting up to `wait` seconds),
@@ -215,10 +239,14 @@ class Worker:
                 info = await self.ws.store.task(task_id)
                 left = (info.lease_expires or 0) - self.ws.store.clock()
                 await asyncio.sleep(min(max(left, 0.05), max(deadline - time.monotonic(), 0.05)))
+        task = self._held(task_id, epoch)
+        await recover_effects(self.ws, task_id, epoch=epoch)
+        return task
+
+    def _held(self, task_id: str, epoch: int) -> Task:
         task = Task(self, task_id, epoch)
         self._tasks.append(task)
         task.start_heartbeat()
-        await recover_effects(self.ws, task_id)
         return task
 
 
@@ -447,7 +475,7 @@ class Task:
         deadline = None if timeout is None else time.monotonic() + timeout
         state = await self.state()
         ids = (
-            hunk_ids
+            known_hunks(state, hunk_ids)
             if hunk_ids is not None
             else [h.id for h in state.hunks_with(HunkStatus.PENDING)]
         )
@@ -471,7 +499,9 @@ class Task:
         """Apply accepted hunks to files, each exactly once (write-ahead effects)."""
         if self.lost:
             raise StaleEpoch(f"lost the lease on task {self.id}")
-        return await apply_accepted(self.ws, self.id, hunk_ids)
+        if hunk_ids is not None:
+            known_hunks(await self.state(), hunk_ids)
+        return await apply_accepted(self.ws, self.id, hunk_ids, epoch=self.epoch)
 
     @refuses_invalid
     async def finish(

@@ -39,7 +39,16 @@ from typing import Literal, TypeVar
 
 from pydantic import Field
 
-from .models import HunkState, HunkStatus, Model, Remark, Step, StepStatus, TaskState
+from .models import (
+    HunkState,
+    HunkStatus,
+    Model,
+    Remark,
+    Step,
+    StepStatus,
+    TaskState,
+    UnreadableOp,
+)
 
 MAX_LISTED = 50
 """Each list that may be cut keeps at most this many entries (decisions are never cut)."""
@@ -110,6 +119,8 @@ class HandoffBrief(Model):
     effects: list[EffectBrief]
     """Effects that failed, or were still dangling when the brief was made."""
     next_actions: list[str]
+    unreadable: list[UnreadableOp] = Field(default_factory=list)
+    """Ops of the task this Baton could not read: what they recorded is missing above."""
     pending_unlisted: dict[str, int] = Field(default_factory=dict)
     """Pending hunks left out of `pending` by `bound`, counted per file: still pending,
     do not ask again."""
@@ -173,6 +184,7 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
         remarks=list(state.remarks),
         effects=effects,
         next_actions=[],
+        unreadable=list(state.unreadable),
     )
     brief.next_actions = _next_actions(brief)
     return brief
@@ -187,8 +199,14 @@ def _named(names: Sequence[str], more: str) -> str:
 
 def _next_actions(b: HandoffBrief) -> list[str]:
     todo: list[str] = []
+    if b.unreadable:
+        todo.append(
+            f"Tell the developer: {len(b.unreadable)} op(s) of this task cannot be read "
+            "(see Unreadable ops), so this brief may lack what they recorded; `baton check` "
+            "names them and docs/recovery.md says how to repair without losing anything."
+        )
     if b.status != "open":
-        return [f"Nothing: the task is {b.status}."]
+        return [*todo, f"Nothing: the task is {b.status}."]
     conflicts = [e for e in b.effects if e.status == "failed"]
     if conflicts:
         todo.append(
@@ -446,5 +464,9 @@ def render_markdown(b: HandoffBrief, limit: int = MAX_LISTED) -> str:
     if b.effects:
         out.append("## Conflicts and unsettled effects")
         out += [effect_line(e) for e in b.effects]
+        out.append("")
+    if b.unreadable:
+        out.append(f"## Unreadable ops (this brief may lack them): {len(b.unreadable)}")
+        out += [f"- op {u.lsn} ({u.kind}): {u.error}" for u in b.unreadable]
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -22,12 +22,12 @@ from pydantic import BaseModel
 from . import __version__
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
 from .brief import render_markdown
-from .effects import EffectResult, apply_accepted, recover_effects
+from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
 from .hunks import DiffDoesNotApply, DiffError
-from .limits import InvalidInput
+from .limits import InvalidInput, counter
 from .models import Decision, HunkState, HunkStatus, StepStatus
 from .paths import PathRefused
-from .review import ReviewRefused, decide, find_hunk
+from .review import HunkNotFound, ReviewRefused, decide, find_hunk
 from .store import (
     BlobMissing,
     LeaseHeld,
@@ -54,6 +54,7 @@ EXIT_STORE = 6
 
 ERRORS: tuple[tuple[type[BaseException], int], ...] = (
     (TaskNotFound, EXIT_NOT_FOUND),
+    (HunkNotFound, EXIT_NOT_FOUND),
     (BlobMissing, EXIT_STORE),
     (StaleEpoch, EXIT_FENCED),
     (LeaseHeld, EXIT_FENCED),
@@ -116,6 +117,35 @@ async def open_workspace(args: argparse.Namespace, create: bool = False) -> Work
     return await Workspace.open(root, create=create)
 
 
+def read_input(source: str, option: str) -> bytes:
+    """The bytes of a file a command was given ('-': stdin); a missing file, a folder or
+    an unreadable one is one line (exit 4), before anything is recorded."""
+    if source == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(source).read_bytes()
+    except OSError as e:
+        raise InvalidInput(f"{option} {source}: {e.strerror or e}") from None
+
+
+def decode_input(data: bytes, option: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidInput(
+            f"{option}: not UTF-8 text (byte {e.start}); Baton reviews text files only"
+        ) from None
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Integers the parser took that SQLite could not hold (or that make no sense): one
+    line instead of an OverflowError from deep in the driver."""
+    for name in ("epoch", "after", "limit"):
+        value = getattr(args, name, None)
+        if value is not None:
+            counter(value, f"--{name}")
+
+
 # --- developer commands -------------------------------------------------------------
 
 
@@ -126,6 +156,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
             state = await ws.state(info.task_id)
             counts = {s: len(state.hunks_with(s)) for s in HunkStatus}
             rows.append((info, state, counts))
+    damaged = [(info.task_id, len(state.unreadable)) for info, state, _ in rows if state.unreadable]
     data = [
         {
             "task_id": info.task_id,
@@ -136,6 +167,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
             "lease_expires": info.lease_expires,
             "ops": state.ops,
             "hunks": {k.value: v for k, v in counts.items()},
+            "unreadable_ops": len(state.unreadable),
         }
         for info, state, counts in rows
     ]
@@ -143,21 +175,28 @@ async def cmd_status(args: argparse.Namespace) -> None:
     def human() -> str:
         if not rows:
             return "No tasks yet. An agent starts one with `baton agent begin --title …`."
-        return table(
-            [
-                (
-                    info.task_id,
-                    info.title[:40],
-                    info.status,
-                    info.worker or "-",
-                    c[HunkStatus.PENDING],
-                    c[HunkStatus.ACCEPTED],
-                    c[HunkStatus.APPLIED],
-                    c[HunkStatus.REJECTED],
-                )
-                for info, _, c in rows
-            ],
-            ("TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED"),
+        notes = "".join(
+            f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
+        )
+        return (
+            notes.lstrip("\n")
+            + "\n" * bool(notes)
+            + table(
+                [
+                    (
+                        info.task_id,
+                        info.title[:40],
+                        info.status,
+                        info.worker or "-",
+                        c[HunkStatus.PENDING],
+                        c[HunkStatus.ACCEPTED],
+                        c[HunkStatus.APPLIED],
+                        c[HunkStatus.REJECTED],
+                    )
+                    for info, _, c in rows
+                ],
+                ("TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED"),
+            )
         )
 
     emit(args, data, human)
@@ -190,6 +229,8 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
 
 async def cmd_log(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
+        if args.task is not None:
+            await ws.store.task(args.task)  # an unknown task is exit 3, as everywhere
         ops = await ws.store.ops_after(args.after, args.task)
     if args.limit:
         ops = ops[-args.limit :]
@@ -226,7 +267,7 @@ async def cmd_decide(args: argparse.Namespace) -> None:
     if getattr(args, "edited", None):
         if len(args.hunks) != 1:
             raise ReviewRefused("--edited applies to one hunk at a time")
-        text = sys.stdin.read() if args.edited == "-" else Path(args.edited).read_text("utf-8")
+        text = decode_input(read_input(args.edited, "--edited"), "--edited")
         edited = text.splitlines(keepends=True)
     async with await open_workspace(args) as ws:
         results = []
@@ -257,8 +298,15 @@ async def cmd_apply(args: argparse.Namespace) -> None:
 async def cmd_recover(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         results: list[EffectResult] = []
+        removed: list[Path] = []
         for task_id in await ws.task_ids():
             results += await recover_effects(ws, task_id)
+            removed += temp_leftovers(ws, await ws.state(task_id), remove=True)
+    for path in removed:
+        print(
+            f"baton: removed {path.relative_to(ws.root)}, left by a writer that was killed",
+            file=sys.stderr,
+        )
     report_effects(args, results)
 
 
@@ -296,6 +344,12 @@ async def cmd_check(args: argparse.Namespace) -> None:
                     f"task {task_id}: {recovery.skipped_checkpoints} corrupt checkpoint(s) "
                     "skipped (harmless; a new one is written on the next ops)"
                 )
+            problems += [u.describe(task_id) + "; see `baton repair`" for u in state.unreadable]
+            problems += [
+                f"task {task_id}: {p.relative_to(ws.root)} is a temp file a killed writer left "
+                "(it holds a whole file's content); `baton recover` removes it"
+                for p in temp_leftovers(ws, state)
+            ]
             for hunk in state.hunks.values():
                 for blob in (hunk.body, hunk.edited):
                     if blob:
@@ -312,6 +366,52 @@ async def cmd_check(args: argparse.Namespace) -> None:
     )
     if problems:
         raise CommandFailed(f"{len(problems)} problem(s) found")
+
+
+async def cmd_repair(args: argparse.Namespace) -> None:
+    """List the ops no reader can fold, set them aside, or put them back (docs/recovery.md).
+
+    Only an op that is unreadable now can be set aside: this is a way out of a damaged
+    log, not a way to edit history."""
+    async with await open_workspace(args) as ws:
+        unreadable = {
+            u.lsn: (task_id, u)
+            for task_id in await ws.task_ids()
+            for u in (await ws.state(task_id)).unreadable
+        }
+        for lsn in args.set_aside:
+            if lsn not in unreadable:
+                raise InvalidInput(f"op {lsn} is not an unreadable op; only those are set aside")
+            await ws.store.set_aside(lsn, unreadable.pop(lsn)[1].error)
+        for lsn in args.put_back:
+            await ws.store.put_back(lsn)
+        aside = await ws.store.set_aside_ops()
+    data = {
+        "unreadable": [{"task_id": t, **u.model_dump()} for t, u in unreadable.values()],
+        "set_aside": [
+            {
+                "lsn": a.lsn,
+                "op_id": a.op_id,
+                "task_id": a.task_id,
+                "kind": a.kind,
+                "reason": a.reason,
+            }
+            for a in aside
+        ],
+    }
+
+    def human() -> str:
+        lines = [u.describe(t) for t, u in unreadable.values()]
+        lines += [
+            f"task {a.task_id}: op {a.lsn} ({a.kind}) is set aside: {a.reason} "
+            f"(`baton repair --put-back {a.lsn}` returns it)"
+            for a in aside
+        ]
+        if unreadable:
+            lines.append("Set them aside with `baton repair --set-aside LSN …`.")
+        return "\n".join(lines) or "Nothing to repair: every op can be read."
+
+    emit(args, data, human)
 
 
 # --- agent commands -----------------------------------------------------------------
@@ -371,13 +471,12 @@ async def cmd_agent(args: argparse.Namespace) -> None:
             # Bytes, not text: the agent API says what is wrong with content that is not
             # UTF-8 (one line), where decoding here would raise a traceback.
             if args.diff:
-                diff = sys.stdin.buffer.read() if args.diff == "-" else Path(args.diff).read_bytes()
+                diff = read_input(args.diff, "--diff")
                 proposals = await task.propose_diff(diff, args.summary, args.path)
             else:
                 content = None
                 if not args.delete:
-                    src = args.content or "-"
-                    content = sys.stdin.buffer.read() if src == "-" else Path(src).read_bytes()
+                    content = read_input(args.content or "-", "--content")
                 proposals = [await task.propose(args.path, content, args.summary)]
             return [
                 {"change_id": p.change_id, "path": p.path, "hunks": list(p.hunks)}
@@ -445,6 +544,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(run=cmd_recover)
     s = sub.add_parser("check", parents=[common], help="integrity of the database and log")
     s.set_defaults(run=cmd_check)
+    s = sub.add_parser(
+        "repair", parents=[common], help="set unreadable ops aside (kept), or put them back"
+    )
+    s.add_argument("--set-aside", type=int, nargs="+", default=[], metavar="LSN")
+    s.add_argument("--put-back", type=int, nargs="+", default=[], metavar="LSN")
+    s.set_defaults(run=cmd_repair)
     s = sub.add_parser("serve", help="the language server (LSP over stdio)")
     s.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")
     s.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -553,6 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # one `baton: ` line of an error.
     logging.basicConfig(level=logging.ERROR, format="baton: %(message)s")
     try:
+        check_numbers(args)
         asyncio.run(args.run(args))
     except CommandFailed as e:
         print(f"baton: {e}", file=sys.stderr)

@@ -2,8 +2,8 @@
 
 Every write is recorded `effect.intent` (with the file's hash before and after) before it
 happens and `effect.done` / `effect.failed` after. The write itself is *set final state*
-through a temp file and an atomic rename, and is refused unless the file is still exactly
-in its pre-state. That one rule decides every recovery case:
+through a temp file and an atomic swap, refused unless the file is still exactly in its
+pre-state at the instant of the swap (writes.py). That one rule decides every recovery case:
 
 * file in the post-state → the write happened, record done;
 * file in the pre-state  → the write never reached the disk, redo it;
@@ -19,14 +19,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import paths
+from . import paths, writes
 from .faults import crash_point
+from .hashing import content_hash
 from .hunks import Lines, apply_located, join_lines, locate_tolerant, split_lines
 from .models import (
     ChangeKind,
@@ -38,11 +38,15 @@ from .models import (
     HunkBody,
     HunkState,
     HunkStatus,
+    Model,
     OpKind,
     TaskState,
 )
-from .store import NewOp, OpConflict, digest
+from .store import NewOp, OpConflict
 from .workspace import Workspace
+from .writes import Conflict, write_final_state
+
+__all__ = ["Conflict", "EffectResult", "content_hash", "write_final_state"]
 
 Outcome = Literal["applied", "already", "recovered", "conflict"]
 
@@ -54,10 +58,6 @@ class EffectResult:
     hunk_ids: tuple[str, ...]
     outcome: Outcome
     detail: str = ""
-
-
-class Conflict(Exception):
-    """The file is in neither the pre- nor the post-state of an effect."""
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -75,83 +75,31 @@ def read_bytes(path: Path) -> bytes | None:
         os.close(fd)
 
 
-def content_hash(data: bytes | None) -> str | None:
-    return digest(data) if data is not None else None
-
-
-def write_final_state(
+async def _write(
+    ws: Workspace,
+    task_id: str,
     target: Path,
     pre_hash: str | None,
     post: bytes | None,
     post_hash: str | None,
-    root: Path | None = None,
+    epoch: int | None,
 ) -> Literal["applied", "already"]:
-    """Make `target` hold `post` (None: absent) if it holds the pre-state; see module doc.
-
-    With the workspace `root`, the file's folder is reached from the root without
-    following symlinks and held open from the check to the write: a folder swapped for a
-    symlink meanwhile is refused (PathRefused), or the write lands in the folder that was
-    checked — never outside the workspace. The write replaces the file by an atomic
-    rename, so a hard link to a file elsewhere is broken, not written through."""
-    folder = _open_folder(root, target)
+    """Set the file's final state (writes.py); for an agent (`epoch`), only while its
+    claim stands: checked after the content is staged, right before the swap, so that a
+    worker paused anywhere before it and woken after a takeover writes nothing."""
+    staged = writes.stage(target, pre_hash, post, post_hash, ws.root)
+    if staged == "already":
+        return "already"
     try:
-        current = content_hash(paths.read_at(folder, target.name)) if folder is not None else None
-        if current == post_hash:
-            return "already"
-        if current != pre_hash:
-            raise Conflict(f"{target.name} changed since the change was planned; not overwritten")
         crash_point("effect.before_write")
-        if folder is None:  # a new file in a folder that does not exist yet
-            folder = _open_folder(root, target, create=True)
-            assert folder is not None
-        if post is None:
-            os.unlink(target.name, dir_fd=folder)
-        else:
-            _atomic_write(folder, target.name, post)
-        os.fsync(folder)
+        if epoch is not None:
+            await ws.store.check_epoch(task_id, epoch)
+        crash_point("effect.before_commit")
+        outcome = writes.commit(staged)
     finally:
-        if folder is not None:
-            os.close(folder)
+        writes.discard(staged)
     crash_point("effect.after_write")
-    return "applied"
-
-
-def _open_folder(root: Path | None, target: Path, create: bool = False) -> int | None:
-    if root is not None:
-        return paths.open_folder(root, target.parent, create=create)
-    if create:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        return os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-
-
-def _atomic_write(folder: int, name: str, data: bytes) -> None:
-    """Write `name` in the open `folder` through a temp file and a rename. The temp name
-    is short whatever the file's (a 255-byte name plus a suffix would not fit)."""
-    try:
-        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    tmp = f".{name[:32]}.{secrets.token_hex(4)}.baton"
-    fd = os.open(
-        tmp,
-        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-        0o600,
-        dir_fd=folder,
-    )
-    try:
-        with open(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-            os.fchmod(f.fileno(), mode)
-        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp, dir_fd=folder)
-        raise
+    return outcome
 
 
 async def hunk_body(ws: Workspace, hunk: HunkState) -> HunkBody:
@@ -195,10 +143,14 @@ def effect_id_for(state: TaskState, hunk: HunkState) -> str:
 
 
 async def apply_accepted(
-    ws: Workspace, task_id: str, hunk_ids: list[str] | None = None
+    ws: Workspace, task_id: str, hunk_ids: list[str] | None = None, *, epoch: int | None = None
 ) -> list[EffectResult]:
-    """Settle dangling intents, then apply every accepted hunk not applied yet."""
-    results = await recover_effects(ws, task_id)
+    """Settle dangling intents, then apply every accepted hunk not applied yet.
+
+    `epoch` fences an agent's writes like all its other ops: a worker whose task was
+    taken over records nothing and writes nothing (StaleEpoch). The developer's own
+    `baton apply` and the editor pass None: they never hold the task's lease."""
+    results = await recover_effects(ws, task_id, epoch=epoch)
     state = await ws.state(task_id)
     todo = [
         h
@@ -206,7 +158,7 @@ async def apply_accepted(
         if h.conflict is None and (hunk_ids is None or h.id in hunk_ids)
     ]
     for hunk in sorted(todo, key=lambda h: (h.path, h.base_line)):
-        results.append(await apply_hunk(ws, task_id, hunk.id))
+        results.append(await apply_hunk(ws, task_id, hunk.id, epoch=epoch))
     return results
 
 
@@ -225,9 +177,16 @@ class Plan:
     """Where the hunk sits in the current file (0-based)."""
     old: Lines
     new: Lines
+    epoch: int | None = None
+    """The agent's epoch that fences the effect's ops and write; None for the developer."""
+
+    def recorder(self, ws: Workspace) -> _Recorder:
+        return _Recorder(ws, self.task_id, self.effect_id, self.hunk, self.epoch)
 
 
-async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | EffectResult:
+async def plan_apply(
+    ws: Workspace, task_id: str, hunk_id: str, epoch: int | None = None
+) -> Plan | EffectResult:
     """Work out the write for an accepted hunk, or settle it when there is none to do
     (already applied, code moved under it, an intent already dangling)."""
     state = await ws.state(task_id)
@@ -237,8 +196,9 @@ async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | Effect
     if hunk.status != HunkStatus.ACCEPTED:
         raise ValueError(f"hunk {hunk_id} is {hunk.status}, not accepted")
     if hunk.effect_id and state.effects[hunk.effect_id].status == "intent":
-        return await settle(ws, task_id, state.effects[hunk.effect_id])
+        return await settle(ws, task_id, state.effects[hunk.effect_id], epoch=epoch)
     effect_id = effect_id_for(state, hunk)
+    record = _Recorder(ws, task_id, effect_id, hunk, epoch)
     try:
         target = paths.resolve(ws.root, hunk.path)
         before = paths.read_regular(ws.root, target)
@@ -246,8 +206,8 @@ async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | Effect
     except (paths.PathRefused, UnicodeDecodeError) as e:
         # The file became a symlink out, a FIFO, binary … since the proposal: a conflict
         # on record (the developer sees why), not an error that blocks every other hunk.
-        await _intent(ws, task_id, effect_id, hunk, None, None, None)
-        return await _failed(ws, task_id, effect_id, hunk, _refused(hunk.path, e))
+        await record.intent(None, None, None)
+        return await record.failed(_refused(hunk.path, e))
     pre_hash = content_hash(before)
     body = await hunk_body(ws, hunk)
     new = await new_lines_of(ws, hunk, body)
@@ -258,25 +218,42 @@ async def plan_apply(ws: Workspace, task_id: str, hunk_id: str) -> Plan | Effect
         # A new file's hunk has no context to place it: in a file someone else created
         # meanwhile it would land at the top of their text. Theirs stays.
         if text.rstrip("\r\n") == join_lines(new).rstrip("\r\n"):
-            await _intent(ws, task_id, effect_id, hunk, pre_hash, pre_hash, None)
-            return await _done(ws, task_id, effect_id, hunk, "already")
+            await record.intent(pre_hash, pre_hash, None)
+            return await record.done("already")
         reason = f"{hunk.path} was created by someone else since hunk {hunk.id} proposed it"
-        await _intent(ws, task_id, effect_id, hunk, pre_hash, None, None)
-        return await _failed(ws, task_id, effect_id, hunk, reason + "; not overwritten")
+        await record.intent(pre_hash, None, None)
+        return await record.failed(reason + "; not overwritten")
     expected = expected_line(state, hunk)
     found = locate_tolerant(lines, old, *context, expected)
     if found is None:
         if locate_tolerant(lines, new, *context, expected) is not None:
-            await _intent(ws, task_id, effect_id, hunk, pre_hash, pre_hash, None)
-            return await _done(ws, task_id, effect_id, hunk, "already")
+            await record.intent(pre_hash, pre_hash, None)
+            return await record.done("already")
         reason = f"the code under hunk {hunk.id} in {hunk.path} changed; re-propose it"
-        await _intent(ws, task_id, effect_id, hunk, pre_hash, None, None)
-        return await _failed(ws, task_id, effect_id, hunk, reason)
+        await record.intent(pre_hash, None, None)
+        return await record.failed(reason)
     after_lines = apply_located(lines, found, old, new)
     deletes = change is not None and change.kind == ChangeKind.DELETE and not after_lines
-    post = None if deletes else join_lines(after_lines).encode("utf-8")
+    try:
+        post = None if deletes else join_lines(after_lines).encode("utf-8")
+    except UnicodeEncodeError as e:  # an edited version recorded before it was checked
+        await record.intent(pre_hash, None, None)
+        return await record.failed(
+            f"hunk {hunk.id}'s accepted text is not valid Unicode (character {e.start}); "
+            "not written: the agent re-proposes it"
+        )
     return Plan(
-        task_id, effect_id, hunk, target, pre_hash, post, content_hash(post), found.line, old, new
+        task_id,
+        effect_id,
+        hunk,
+        target,
+        pre_hash,
+        post,
+        content_hash(post),
+        found.line,
+        old,
+        new,
+        epoch,
     )
 
 
@@ -284,29 +261,32 @@ async def record_intent(ws: Workspace, plan: Plan) -> EffectResult | None:
     """Write the intent ahead of the write; if another applier planned the same effect
     first (same key, other content), settle theirs and return its result instead."""
     try:
-        await _intent(
-            ws, plan.task_id, plan.effect_id, plan.hunk, plan.pre_hash, plan.post_hash, plan.post
-        )
+        await plan.recorder(ws).intent(plan.pre_hash, plan.post_hash, plan.post)
     except OpConflict:
         state = await ws.state(plan.task_id)
-        return await settle(ws, plan.task_id, state.effects[plan.effect_id])
+        return await settle(ws, plan.task_id, state.effects[plan.effect_id], epoch=plan.epoch)
     return None
 
 
-async def apply_hunk(ws: Workspace, task_id: str, hunk_id: str) -> EffectResult:
+async def apply_hunk(
+    ws: Workspace, task_id: str, hunk_id: str, *, epoch: int | None = None
+) -> EffectResult:
     """Apply one accepted hunk to its file on disk: intent → set-final-state → done."""
-    plan = await plan_apply(ws, task_id, hunk_id)
+    plan = await plan_apply(ws, task_id, hunk_id, epoch)
     if isinstance(plan, EffectResult):
         return plan
     if (settled := await record_intent(ws, plan)) is not None:
         return settled
+    record = plan.recorder(ws)
     try:
-        outcome = write_final_state(plan.target, plan.pre_hash, plan.post, plan.post_hash, ws.root)
-    except Conflict as e:
-        return await _conflict_or_done(ws, task_id, plan.effect_id, plan.hunk, str(e))
+        outcome = await _write(
+            ws, task_id, plan.target, plan.pre_hash, plan.post, plan.post_hash, epoch
+        )
+    except writes.Conflict as e:
+        return await _conflict_or_done(record, str(e))
     except paths.PathRefused as e:  # a symlink swapped in between the look and the write
-        return await _failed(ws, task_id, plan.effect_id, plan.hunk, _refused(plan.hunk.path, e))
-    return await _done(ws, task_id, plan.effect_id, plan.hunk, outcome)
+        return await record.failed(_refused(plan.hunk.path, e))
+    return await record.done(outcome)
 
 
 def _refused(path: str, e: Exception) -> str:
@@ -315,59 +295,68 @@ def _refused(path: str, e: Exception) -> str:
     return f"{path} not written: {e}"
 
 
-async def _conflict_or_done(
-    ws: Workspace, task_id: str, effect_id: str, hunk: HunkState, reason: str
-) -> EffectResult:
+async def _conflict_or_done(record: _Recorder, reason: str) -> EffectResult:
     """The file moved between our look and the write. If what moved it put the hunk in
     (an editor saving the same accepted edit), it is applied; only otherwise a conflict."""
-    state = await ws.state(task_id)
-    if await _in_final_state(ws, state, hunk, hunk.path):
-        return await _done(ws, task_id, effect_id, hunk, "already")
-    return await _failed(ws, task_id, effect_id, hunk, reason)
+    state = await record.ws.state(record.task_id)
+    if await _in_final_state(record.ws, state, record.hunk, record.hunk.path):
+        return await record.done("already")
+    return await record.failed(reason)
 
 
-async def recover_effects(ws: Workspace, task_id: str) -> list[EffectResult]:
+async def recover_effects(
+    ws: Workspace, task_id: str, *, epoch: int | None = None
+) -> list[EffectResult]:
     """Settle every intent without done/failed: after a crash, before anything else."""
     state = await ws.state(task_id)
-    return [await settle(ws, task_id, effect) for effect in state.dangling_effects()]
+    return [await settle(ws, task_id, e, epoch=epoch) for e in state.dangling_effects()]
 
 
 async def settle(
-    ws: Workspace, task_id: str, effect: EffectState, *, redo: bool = True
+    ws: Workspace,
+    task_id: str,
+    effect: EffectState,
+    *,
+    redo: bool = True,
+    epoch: int | None = None,
 ) -> EffectResult:
     """Record how a planned write ended, judging by the file (see the module docstring).
 
-    `redo=False` is for a file the developer just saved from an editor: if it is back in
-    the pre-state, they undid the hunk on purpose, and that is final (a conflict)."""
+    A writer killed mid-write leaves its staged temp file beside the file: removed here,
+    before anything is judged. `redo=False` is for a file the developer just saved from
+    an editor: if it is back in the pre-state, they undid the hunk on purpose, and that is
+    final (a conflict)."""
     state = await ws.state(task_id)
     hunk = state.hunks[effect.hunk_ids[0]]
     if effect.status != "intent":
         outcome: Outcome = "already" if effect.status == "done" else "conflict"
         return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), outcome, effect.outcome)
+    record = _Recorder(ws, task_id, effect.id, hunk, epoch)
     try:
         target = paths.resolve(ws.root, effect.path)
+        writes.sweep(ws.root, target)
         current = content_hash(paths.read_regular(ws.root, target))
     except paths.PathRefused as e:  # never redo a write through a symlink swapped in
-        return await _failed(ws, task_id, effect.id, hunk, _refused(effect.path, e))
+        return await record.failed(_refused(effect.path, e))
     if current == effect.post_hash:
-        return await _done(ws, task_id, effect.id, hunk, "recovered")
+        return await record.done("recovered")
     if redo and current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
         post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
         try:
-            write_final_state(target, effect.pre_hash, post, effect.post_hash, ws.root)
-        except Conflict as e:  # changed between our look and the write
-            return await _conflict_or_done(ws, task_id, effect.id, hunk, str(e))
+            await _write(ws, task_id, target, effect.pre_hash, post, effect.post_hash, epoch)
+        except writes.Conflict as e:  # changed between our look and the write
+            return await _conflict_or_done(record, str(e))
         except paths.PathRefused as e:
-            return await _failed(ws, task_id, effect.id, hunk, _refused(effect.path, e))
-        return await _done(ws, task_id, effect.id, hunk, "recovered")
+            return await record.failed(_refused(effect.path, e))
+        return await record.done("recovered")
     if await _in_final_state(ws, state, hunk, effect.path):
         # Applied through an editor buffer that was saved with other edits around it.
-        return await _done(ws, task_id, effect.id, hunk, "already")
+        return await record.done("already")
     if current == effect.pre_hash:
         reason = f"the developer saved {effect.path} without hunk {hunk.id} (undone); kept so"
     else:
         reason = f"{effect.path} changed since effect {effect.id} was planned; not overwritten"
-    return await _failed(ws, task_id, effect.id, hunk, reason)
+    return await record.failed(reason)
 
 
 async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path: str) -> bool:
@@ -389,50 +378,68 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path
     return locate_tolerant(lines, new, *context, expected) is not None
 
 
-async def _intent(
-    ws: Workspace,
-    task_id: str,
-    effect_id: str,
-    hunk: HunkState,
-    pre_hash: str | None,
-    post_hash: str | None,
-    post: bytes | None,
-) -> None:
-    payload = EffectIntent(
-        effect_id=effect_id,
-        path=hunk.path,
-        hunk_ids=[hunk.id],
-        pre_hash=pre_hash,
-        post_hash=post_hash,
-        post_blob=post_hash if post is not None else None,
-    )
-    blobs = {post_hash: post} if post is not None and post_hash else {}
-    await ws.record(
-        NewOp(f"{task_id}:intent:{effect_id}", task_id, 0, OpKind.EFFECT_INTENT, payload, blobs)
-    )
+@dataclass(frozen=True, slots=True)
+class _Recorder:
+    """The ops of one effect: intent ahead of the write, then done or failed, once.
+
+    Fenced by `epoch` when an agent records them, unfenced for the developer. Done and
+    failed share one key: whoever settles an effect first is the record."""
+
+    ws: Workspace
+    task_id: str
+    effect_id: str
+    hunk: HunkState
+    epoch: int | None
+
+    async def intent(self, pre_hash: str | None, post_hash: str | None, post: bytes | None) -> None:
+        payload = EffectIntent(
+            effect_id=self.effect_id,
+            path=self.hunk.path,
+            hunk_ids=[self.hunk.id],
+            pre_hash=pre_hash,
+            post_hash=post_hash,
+            post_blob=post_hash if post is not None else None,
+        )
+        blobs = {post_hash: post} if post is not None and post_hash else {}
+        await self.ws.record(self._op(f"intent:{self.effect_id}", payload, blobs))
+
+    async def done(self, outcome: DoneOutcome) -> EffectResult:
+        await self._settle(EffectDone(effect_id=self.effect_id, outcome=outcome))
+        return EffectResult(self.effect_id, self.hunk.path, (self.hunk.id,), outcome)
+
+    async def failed(self, reason: str) -> EffectResult:
+        await self._settle(EffectFailed(effect_id=self.effect_id, reason=reason, conflict=True))
+        return EffectResult(self.effect_id, self.hunk.path, (self.hunk.id,), "conflict", reason)
+
+    async def _settle(self, payload: EffectDone | EffectFailed) -> None:
+        with contextlib.suppress(OpConflict):
+            await self.ws.record(self._op(f"settled:{self.effect_id}", payload))
+
+    def _op(self, key: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
+        kind = {
+            EffectIntent: OpKind.EFFECT_INTENT,
+            EffectDone: OpKind.EFFECT_DONE,
+            EffectFailed: OpKind.EFFECT_FAILED,
+        }[type(payload)]
+        return NewOp(
+            f"{self.task_id}:{key}",
+            self.task_id,
+            self.epoch or 0,
+            kind,
+            payload,
+            blobs or {},
+            fenced=self.epoch is not None,
+        )
 
 
-async def _done(
-    ws: Workspace, task_id: str, effect_id: str, hunk: HunkState, outcome: DoneOutcome
-) -> EffectResult:
-    payload = EffectDone(effect_id=effect_id, outcome=outcome)
-    await _settle_op(
-        ws, NewOp(f"{task_id}:settled:{effect_id}", task_id, 0, OpKind.EFFECT_DONE, payload)
-    )
-    return EffectResult(effect_id, hunk.path, (hunk.id,), outcome)
-
-
-async def _failed(
-    ws: Workspace, task_id: str, effect_id: str, hunk: HunkState, reason: str
-) -> EffectResult:
-    payload = EffectFailed(effect_id=effect_id, reason=reason, conflict=True)
-    await _settle_op(
-        ws, NewOp(f"{task_id}:settled:{effect_id}", task_id, 0, OpKind.EFFECT_FAILED, payload)
-    )
-    return EffectResult(effect_id, hunk.path, (hunk.id,), "conflict", reason)
-
-
-async def _settle_op(ws: Workspace, op: NewOp) -> None:
-    """Done and failed share one key: whoever settles an effect first is the record."""
-    with contextlib.suppress(OpConflict):
-        await ws.record(op)
+def temp_leftovers(ws: Workspace, state: TaskState, *, remove: bool = False) -> list[Path]:
+    """Temp files that writers of this task's files left when they were killed (each
+    holds a whole file's content): found beside every file the task wrote, or removed."""
+    found: list[Path] = []
+    for path in sorted({e.path for e in state.effects.values() if e.kind == "apply"}):
+        try:
+            target = paths.resolve(ws.root, path)
+            found += writes.sweep(ws.root, target) if remove else writes.leftovers(ws.root, target)
+        except (paths.PathRefused, OSError):
+            continue  # a folder gone or swapped for a symlink: nothing of ours to find there
+    return found

@@ -1,9 +1,11 @@
-"""Crash points for tests and the demo: SIGKILL this process at a named instant.
+"""Crash and pause points for tests and the demo: stop this process at a named instant.
 
-`BATON_CRASH_AT=effect.after_write#2` kills the process the second time it passes the
-point `effect.after_write`. This is how the crash matrix reaches every operation boundary
-deterministically (SQLite's own test suite does the same with its I/O error hooks).
-Unset, it costs one dict lookup.
+`BATON_CRASH_AT=effect.after_write#2` kills the process (SIGKILL) the second time it
+passes the point `effect.after_write`. This is how the crash matrix reaches every
+operation boundary deterministically (SQLite's own test suite does the same with its I/O
+error hooks). `BATON_PAUSE_AT=effect.before_commit` stops it there instead (SIGSTOP), so
+a test can take the task over and edit the file before it wakes the zombie with SIGCONT.
+Unset, each costs one comparison.
 """
 
 from __future__ import annotations
@@ -13,32 +15,39 @@ import signal
 from collections import Counter
 
 ENV = "BATON_CRASH_AT"
+PAUSE_ENV = "BATON_PAUSE_AT"
 POINTS = (
     "append.before",
     "append.after",
     "effect.before_write",
+    "effect.before_commit",
     "effect.after_write",
 )
+"""`effect.before_write`: the new content is staged in a temp file; `before_commit`: the
+claim was checked, the swap is next; `after_write`: the file holds the new content."""
 
-_target: tuple[str, int] | None = None
 _seen: Counter[str] = Counter()
 
 
-def _parse(spec: str | None) -> tuple[str, int] | None:
+def _parse(env: str) -> tuple[str, int] | None:
+    spec = os.environ.get(env)
     if not spec:
         return None
     name, _, nth = spec.partition("#")
     if name not in POINTS:
-        raise ValueError(f"{ENV}: unknown crash point {name!r}; known: {', '.join(POINTS)}")
+        raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(POINTS)}")
     return name, int(nth or 1)
 
 
-_target = _parse(os.environ.get(ENV))
+_crash = _parse(ENV)
+_pause = _parse(PAUSE_ENV)
 
 
 def crash_point(name: str) -> None:
-    if _target is None or _target[0] != name:
+    """SIGKILL or SIGSTOP this process here, if a test asked for it (see module doc)."""
+    if _crash is None and _pause is None:
         return
     _seen[name] += 1
-    if _seen[name] == _target[1]:
-        os.kill(os.getpid(), signal.SIGKILL)
+    for target, sig in ((_crash, signal.SIGKILL), (_pause, signal.SIGSTOP)):
+        if target is not None and target == (name, _seen[name]):
+            os.kill(os.getpid(), sig)

@@ -36,6 +36,8 @@ from .models import (
     TaskFinished,
     TaskReleased,
     TaskState,
+    Unreadable,
+    UnreadableOp,
 )
 
 _REMARK_KIND = {
@@ -56,6 +58,22 @@ def replay(state: TaskState, ops: Iterable[Op]) -> TaskState:
     for op in ops:
         apply_in_place(copy, op)
     return copy
+
+
+def apply_or_note(state: TaskState, op: Op) -> None:
+    """`apply_in_place`, but an op the fold fails on (a bug, a row that parses but makes
+    no sense) is noted in `state.unreadable` and passed over instead of stopping every
+    reader of the task. What it changed before failing stays: a fold step checks its
+    input before it mutates, so in practice nothing."""
+    try:
+        apply_in_place(state, op)
+    except Exception as e:
+        state.unreadable.append(
+            UnreadableOp(
+                lsn=op.lsn, op_id=op.op_id, kind=op.kind.value, error=f"cannot be folded: {e}"
+            )
+        )
+        state.lsn, state.ops = op.lsn, state.ops + 1
 
 
 def apply_in_place(state: TaskState, op: Op) -> None:
@@ -124,6 +142,10 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                         hunk.effect_id = None
         case TaskFinished():
             state.status, state.summary = p.outcome, p.summary
+        case Unreadable():
+            state.unreadable.append(
+                UnreadableOp(lsn=op.lsn, op_id=op.op_id, kind=p.kind, error=p.error)
+            )
     state.lsn = op.lsn
     state.ops += 1
 
@@ -183,5 +205,5 @@ def rebuild(task_id: str, ops: Iterable[Op]) -> TaskState:
     """The state from the empty task: what every checkpoint must agree with."""
     state = TaskState(task_id=task_id)
     for op in ops:
-        apply_in_place(state, op)
+        apply_or_note(state, op)
     return state

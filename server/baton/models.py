@@ -44,6 +44,8 @@ class OpKind(StrEnum):
     EFFECT_DONE = "effect.done"
     EFFECT_FAILED = "effect.failed"
     TASK_FINISHED = "task.finished"
+    UNREADABLE = "unreadable"
+    """Never stored: what a reader makes of a row it cannot parse (see `Unreadable`)."""
 
 
 # Ops written by a reviewer (editor, CLI) or by whoever settles an effect are not fenced
@@ -192,6 +194,16 @@ class TaskFinished(Model):
     outcome: Literal["done", "abandoned"] = "done"
 
 
+class Unreadable(Model):
+    """A log row this Baton cannot read or fold: damaged, from a newer Baton, or hit by a
+    bug. The fold passes over it and notes it, so that one bad row never stops the rest
+    of the task, or any other task, from working; every face reports it by name."""
+
+    kind: str
+    """The kind the row says it is, as stored."""
+    error: str
+
+
 Payload = (
     TaskCreated
     | TaskClaimed
@@ -206,6 +218,7 @@ Payload = (
     | EffectDone
     | EffectFailed
     | TaskFinished
+    | Unreadable
 )
 
 PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
@@ -224,6 +237,7 @@ PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
     OpKind.EFFECT_DONE: EffectDone,
     OpKind.EFFECT_FAILED: EffectFailed,
     OpKind.TASK_FINISHED: TaskFinished,
+    OpKind.UNREADABLE: Unreadable,
 }
 
 
@@ -319,6 +333,21 @@ class EffectState(Model):
     lsn: int
 
 
+class UnreadableOp(Model):
+    """An op the fold passed over (see `Unreadable`): where it is and why."""
+
+    lsn: int
+    op_id: str
+    kind: str
+    error: str
+
+    def describe(self, task_id: str) -> str:
+        return (
+            f"task {task_id}: op {self.lsn} ({self.kind}, {self.op_id}) cannot be read: "
+            f"{self.error}"
+        )
+
+
 class TaskState(Model):
     """A task as the fold leaves it: everything a new worker needs, small by design."""
 
@@ -339,6 +368,9 @@ class TaskState(Model):
     changes: dict[str, Change] = Field(default_factory=dict)
     hunks: dict[str, HunkState] = Field(default_factory=dict)
     effects: dict[str, EffectState] = Field(default_factory=dict)
+    unreadable: list[UnreadableOp] = Field(default_factory=list)
+    """Ops passed over: the state may lack what they said. Never checkpointed, so that
+    a Baton that can read them rebuilds the state with them."""
     _by_path: dict[str, list[str]] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: object) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from .changes import MAX_FILE_BYTES
 from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind
 from .store import NewOp, OpConflict, StoreError, digest
 from .workspace import Workspace
@@ -16,6 +17,10 @@ from .workspace import Workspace
 
 class ReviewRefused(StoreError):
     """Unknown or ambiguous hunk, or a decision that contradicts an earlier one."""
+
+
+class HunkNotFound(ReviewRefused):
+    """No hunk has this id (exit 3, like an unknown task)."""
 
 
 async def find_hunk(ws: Workspace, hunk_ref: str) -> tuple[str, HunkState]:
@@ -29,10 +34,26 @@ async def find_hunk(ws: Workspace, hunk_ref: str) -> tuple[str, HunkState]:
             return task_id, state.hunks[hunk_ref]
         found += [(task_id, h) for h in state.hunks.values() if h.id.startswith(hunk_ref)]
     if not found:
-        raise ReviewRefused(f"no hunk {hunk_ref!r}")
+        raise HunkNotFound(f"no hunk {hunk_ref!r}")
     if len(found) > 1:
         raise ReviewRefused(f"hunk id {hunk_ref!r} is ambiguous: {len(found)} hunks match")
     return found[0]
+
+
+def check_edited(lines: list[str]) -> None:
+    """An edited version must be text Baton can write: UTF-8, bounded. Checked before the
+    decision is recorded; a decision is final, and one that can never be applied would
+    fail every `baton apply` after it."""
+    size = 0
+    for number, line in enumerate(lines, 1):
+        try:
+            size += len(line.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ReviewRefused(
+                f"the edited version is not UTF-8 text (line {number}); nothing recorded"
+            ) from None
+    if size > MAX_FILE_BYTES:
+        raise ReviewRefused(f"the edited version is over the limit of {MAX_FILE_BYTES} bytes")
 
 
 async def decide(
@@ -49,7 +70,7 @@ async def decide(
     state = await ws.state(task_id)
     hunk = state.hunks.get(hunk_id)
     if hunk is None:
-        raise ReviewRefused(f"task {task_id} has no hunk {hunk_id}")
+        raise HunkNotFound(f"task {task_id} has no hunk {hunk_id}")
     if hunk.status not in (HunkStatus.PENDING, HunkStatus.SUPERSEDED):
         decided = Decision.REJECTED if hunk.status == HunkStatus.REJECTED else Decision.ACCEPTED
         if decided == decision:
@@ -57,6 +78,8 @@ async def decide(
         raise ReviewRefused(f"hunk {hunk_id} was already {hunk.status}; decisions are final")
     if edited is not None and decision != Decision.ACCEPTED:
         raise ReviewRefused("only an accept can carry an edited version")
+    if edited is not None:
+        check_edited(edited)
     blobs: dict[str, bytes] = {}
     edited_hash = None
     if edited is not None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .faults import crash_point
-from .fold import apply_in_place
+from .fold import apply_or_note
 from .models import Op, StepSet, StepStatus, TaskState
 from .store import NewOp, SqliteStore, StoredCheckpoint, StoreUnavailable, TaskNotFound, digest
 from .store.sqlite import Clock
@@ -125,7 +125,7 @@ class Workspace:
             if self._generation != self.store.generation:
                 return await self.state(task_id)  # the read moved to another file
             for op in ops:
-                apply_in_place(state, op)
+                apply_or_note(state, op)
         return state
 
     async def recover(self, task_id: str) -> tuple[TaskState, Recovery]:
@@ -150,11 +150,13 @@ class Workspace:
         if base_lsn is None and not tail:
             raise TaskNotFound(f"no task {task_id!r}")
         for op in tail:
-            apply_in_place(state, op)
+            apply_or_note(state, op)
         return state, Recovery(base_lsn, len(tail), skipped)
 
     async def checkpoint(self, task_id: str) -> None:
         state = await self.state(task_id)
+        if state.unreadable:
+            return  # see TaskState.unreadable: replayed each time until repaired
         data = state.model_dump_json().encode()
         await self.store.write_checkpoint(StoredCheckpoint(task_id, state.lsn, data, digest(data)))
         self._unsaved[task_id] = 0

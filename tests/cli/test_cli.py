@@ -312,7 +312,7 @@ def test_refusals_usage_and_workspace_discovery(project: Path, tmp_path: Path) -
     again = ["agent", "begin", "--title", "t", "--task-id", agent.task]
     assert error(project, *again, code=EXIT_REFUSED)["type"] == "TaskExists"
     assert "at least 4 characters" in baton(project, "accept", "ab", code=EXIT_REFUSED).stderr
-    assert baton(project, "reject", "ffffff", code=EXIT_REFUSED).stderr == (
+    assert baton(project, "reject", "ffffff", code=EXIT_NOT_FOUND).stderr == (
         "baton: no hunk 'ffffff'\n"
     )
 

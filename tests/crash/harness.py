@@ -106,3 +106,8 @@ async def check_invariants(root: Path) -> None:
                 assert done[hunk.id] == 1, f"{hunk.id} applied {done[hunk.id]} times"
         assert not state.dangling_effects()
         assert await ws.store.integrity_check() == []
+    # A writer killed with its content staged leaves a temp file; the next one removes it.
+    temps = [
+        p for p in root.rglob("*.baton") if p.is_file() and p.parts[len(root.parts)] != ".baton"
+    ]
+    assert not temps, f"temp files left behind: {temps}"

@@ -387,13 +387,13 @@ async def test_a_folder_swapped_for_a_symlink_mid_apply_is_not_followed(
         (ws / "src").symlink_to("../outside/sub", target_is_directory=True)
 
     if when == "after the intent":
-        intent = effects._intent
+        intent = effects._Recorder.intent
 
         async def intent_then_swap(*args: Any) -> None:
             await intent(*args)
             swap()
 
-        monkeypatch.setattr(effects, "_intent", intent_then_swap)
+        monkeypatch.setattr(effects._Recorder, "intent", intent_then_swap)
     else:
 
         def crash_point(name: str) -> None:

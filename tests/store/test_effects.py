@@ -9,7 +9,7 @@ import pytest
 from baton.agent import Task, Worker
 from baton.changes import ChangeRefused
 from baton.effects import (
-    _intent,
+    _Recorder,
     apply_accepted,
     apply_hunk,
     content_hash,
@@ -177,7 +177,7 @@ async def test_recovery_of_a_dangling_intent(
     eid = effect_id_for(state, hunk)
     pre, post = content_hash(BASE.encode()), content_hash(target.encode())
     # What a worker killed between its intent and its done record leaves behind:
-    await _intent(task.ws, task.id, eid, hunk, pre, post, target.encode())
+    await _Recorder(task.ws, task.id, eid, hunk, None).intent(pre, post, target.encode())
     if reached_disk:
         write_final_state(project / "f.py", pre, target.encode(), post)
     (result,) = await recover_effects(task.ws, task.id)
@@ -196,14 +196,8 @@ async def test_recovery_never_clobbers_a_later_edit(worker: Worker, project: Pat
     await accept_all(task)
     state = await task.state()
     hunk = state.hunks[hid]
-    await _intent(
-        task.ws,
-        task.id,
-        effect_id_for(state, hunk),
-        hunk,
-        content_hash(BASE.encode()),
-        content_hash(target.encode()),
-        target.encode(),
+    await _Recorder(task.ws, task.id, effect_id_for(state, hunk), hunk, None).intent(
+        content_hash(BASE.encode()), content_hash(target.encode()), target.encode()
     )
     mine = edit(BASE, 10, "the developer's own line 10\n")
     (project / "f.py").write_text(mine)
@@ -239,11 +233,11 @@ async def test_a_save_racing_the_write_with_the_same_hunk_counts_as_applied(
     await accept_all(task)
     saved = edit(edit(BASE, 10, "ten\n"), 1, "the developer's line 1\n")
 
-    def editor_saves_first(target: Path, *args: object) -> str:
-        target.write_text(saved)
+    def editor_saves_first(staged: object) -> str:
+        (project / "f.py").write_text(saved)
         raise effects.Conflict("changed since the change was planned")
 
-    monkeypatch.setattr(effects, "write_final_state", editor_saves_first)
+    monkeypatch.setattr(effects.writes, "commit", editor_saves_first)
     (result,) = await task.apply()
     assert result.outcome == "already"
     assert (project / "f.py").read_text() == saved

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import os
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -41,6 +43,31 @@ SHOWN_STATUSES = (HunkStatus.PENDING, HunkStatus.ACCEPTED, HunkStatus.APPLIED)
 READY_TIMEOUT_S = 10.0
 EDITOR = "editor"
 """The reviewer name of decisions made through this server."""
+APPLY_EDIT_TIMEOUT_ENV = "BATON_APPLY_EDIT_TIMEOUT"
+APPLY_EDIT_TIMEOUT_S = 60.0
+"""How long an accept waits for the editor to take its edit: the decision is already
+recorded; without the edit the hunk stays accepted and its save, `baton apply` or the
+agent writes it."""
+
+
+def seconds_setting(
+    name: str, default: float, environ: Mapping[str, str] = os.environ
+) -> tuple[float, str | None]:
+    """A positive, finite number of seconds from the environment, else the default and
+    the one-line warning to give: a typo in a setting must not keep the editor from
+    starting its language server."""
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return default, None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value) and value > 0:
+        return value, None
+    return default, (
+        f"Baton: {name}={raw!r} is not a positive number of seconds; using {default:g}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +110,21 @@ class BatonServer(LanguageServer):
         self._busy = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self.apply_edit_timeout, warning = seconds_setting(
+            APPLY_EDIT_TIMEOUT_ENV, APPLY_EDIT_TIMEOUT_S
+        )
+        self.setting_warnings = [warning] if warning else []
+        """Bad settings, said once in the log here and once to the client on start-up."""
+        for warning in self.setting_warnings:
+            log.warning("%s", warning)
+        self.buffered: set[str] = set()
+        """Effects whose edit this server saw land in an open buffer (sent by
+        `workspace/applyEdit`, or found there): only for those is a save that lacks the
+        hunk the developer's undo. Another's intent (an agent that died mid-write, a
+        previous server) is not judged by a save that never held it."""
+        self.settling = asyncio.Lock()
+        """One at a time: recording what a buffer holds and settling what a save wrote,
+        so a save racing the change before it cannot record one effect twice."""
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls' stdio loop with Baton's framing (transport.py: bounded, never fatal on
@@ -317,6 +359,23 @@ class BatonServer(LanguageServer):
         """Whether the client applies `workspace/applyEdit` (Vim's ALE says it does not)."""
         caps = self.client_capabilities.workspace
         return bool(caps and caps.apply_edit)
+
+    def writes_files(self) -> bool:
+        """Whether this server may write workspace files itself (accepts of closed files,
+        recovery at start-up). Not for a client that cannot take edits: whatever file it
+        holds in a buffer, its next save would silently undo a write made behind it, and
+        such a client cannot say reliably which files it holds — ALE opens documents only
+        for filetypes with the linter, sends didClose for buffers that stay open (Ctrl-Z,
+        :ALEToggle, :ALEReset), and at start-up nothing is open yet. There the accepted
+        change reaches the file through the buffer (code action "Baton: Put in buffer",
+        then save), `baton apply`, or the agent."""
+        return self.edits_buffers()
+
+    def takes_action_edits(self) -> bool:
+        """Whether code actions can be literals, which can carry an edit (not only a
+        command): how a client without `workspace/applyEdit` gets an accepted change."""
+        td = self.client_capabilities.text_document
+        return bool(td and td.code_action and td.code_action.code_action_literal_support)
 
     def refresh_code_lenses(self) -> None:
         caps = self.client_capabilities.workspace

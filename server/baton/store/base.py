@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..models import Model, Op, OpKind, TaskInfo
+from ..models import UNFENCED_KINDS, Model, Op, OpKind, TaskInfo
 
 
 class StoreError(Exception):
@@ -60,6 +60,13 @@ class NewOp:
     payload: Model
     blobs: dict[str, bytes] = field(default_factory=dict)
     """Content the payload refers to, written in the same transaction as the op."""
+    fenced: bool = False
+    """Fence this op by its epoch even if its kind is one a reviewer may write unfenced:
+    an agent's own effects are refused once its task was taken over."""
+
+    @property
+    def is_fenced(self) -> bool:
+        return self.fenced or self.kind not in UNFENCED_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +75,18 @@ class StoredCheckpoint:
     lsn: int
     data: bytes
     checksum: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """An op moved out of the log by `baton repair` (kept whole, can be put back)."""
+
+    lsn: int
+    op_id: str
+    task_id: str
+    kind: str
+    reason: str
+    moved: float
 
 
 class Store(Protocol):
@@ -87,8 +106,19 @@ class Store(Protocol):
 
     async def create_task(self, task_id: str, title: str, instruction: str) -> Op: ...
 
+    async def begin(
+        self, task_id: str, title: str, instruction: str, worker: str, ttl: float
+    ) -> int:
+        """Create a task and claim it in one transaction: a refused claim leaves no task."""
+        ...
+
+    async def check_epoch(self, task_id: str, epoch: int) -> None:
+        """StaleEpoch unless `epoch` is the open task's current one (a write's last look)."""
+        ...
+
     async def claim(self, task_id: str, worker: str, ttl: float) -> int:
-        """Take the task if nobody holds a live lease; returns the new epoch."""
+        """Take the task if nobody else holds a live lease; returns the new epoch. The
+        worker that holds it already gets its epoch back with the lease renewed."""
         ...
 
     async def heartbeat(self, task_id: str, worker: str, epoch: int, ttl: float) -> None: ...

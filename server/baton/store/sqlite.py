@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import random
@@ -36,9 +35,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import aiosqlite
+from pydantic import ValidationError
 
+from ..hashing import digest
+from ..limits import MAX_TTL, InvalidInput, lease_seconds
 from ..models import (
-    UNFENCED_KINDS,
     Model,
     Op,
     OpKind,
@@ -47,6 +48,7 @@ from ..models import (
     TaskFinished,
     TaskInfo,
     TaskReleased,
+    Unreadable,
     parse_payload,
 )
 from .base import (
@@ -54,6 +56,7 @@ from .base import (
     LeaseHeld,
     NewOp,
     OpConflict,
+    SetAside,
     StaleEpoch,
     StoredCheckpoint,
     StoreError,
@@ -116,25 +119,58 @@ RETURNING lsn
 """
 
 _OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
+
+# Made by the first `baton repair --set-aside`, not by a migration: a workspace that never
+# needed a repair keeps a schema every Baton of this version line opens.
+_SET_ASIDE_TABLE = """
+CREATE TABLE IF NOT EXISTS set_aside(
+    lsn     INTEGER PRIMARY KEY,
+    op_id   TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    epoch   INTEGER,
+    kind    TEXT,
+    payload TEXT,
+    at      REAL,
+    reason  TEXT NOT NULL,
+    moved   REAL NOT NULL
+)
+"""
 _TASK_COLUMNS = "task_id, title, status, epoch, worker, lease_expires, created"
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _row_to_op(row: Iterable[Any]) -> Op:
+    """A row as an Op; a row this Baton cannot read becomes an `Unreadable` op in its
+    place, so that the fold passes over it and every face reports it by name."""
     lsn, op_id, task_id, epoch, kind, payload, at = row
-    kind = OpKind(kind)
-    return Op(
-        lsn=lsn,
-        op_id=op_id,
-        task_id=task_id,
-        epoch=epoch,
-        kind=kind,
-        payload=parse_payload(kind, payload),
-        at=at,
-    )
+    try:
+        return Op(
+            lsn=lsn,
+            op_id=op_id,
+            task_id=task_id,
+            epoch=epoch,
+            kind=kind,
+            payload=parse_payload(OpKind(kind), payload),
+            at=at,
+        )
+    except (ValueError, TypeError) as e:  # pydantic's ValidationError is a ValueError
+        return Op(
+            lsn=lsn,
+            op_id=str(op_id),
+            task_id=str(task_id),
+            epoch=epoch if isinstance(epoch, int) else 0,
+            kind=OpKind.UNREADABLE,
+            payload=Unreadable(kind=str(kind)[:100], error=_first_error(e)),
+            at=at if isinstance(at, float) else 0.0,
+        )
+
+
+def _first_error(e: Exception) -> str:
+    """One line: pydantic's first complaint with its field, or the error itself."""
+    if isinstance(e, ValidationError):
+        first = e.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def _task_info(row: Iterable[Any]) -> TaskInfo:
@@ -248,6 +284,46 @@ def _task_row(db: Db, task_id: str) -> TaskInfo:
     return _task_info(row)
 
 
+def _create(db: Db, task_id: str, payload: TaskCreated, now: float) -> Op:
+    if db.execute("SELECT 1 FROM tasks WHERE task_id = ?", (task_id,)).fetchone():
+        raise TaskExists(f"task {task_id} already exists")
+    db.execute(
+        "INSERT INTO tasks(task_id, title, created) VALUES (?, ?, ?)",
+        (task_id, payload.title, now),
+    )
+    return _insert(db, f"{task_id}:created", task_id, 0, OpKind.TASK_CREATED, payload, now)
+
+
+def _claim(db: Db, task_id: str, payload: TaskClaimed, now: float) -> int:
+    """Take the task (a new epoch) unless another worker's lease is live. Its holder gets
+    its epoch back and a renewed lease: repeating a claim, as agents are told to repeat
+    any call after a doubt, must not fail. A lease longer than any a worker may take
+    (written by an older Baton, `--ttl inf`) is no lease: it would hold the task forever."""
+    info = _task_row(db, task_id)
+    if info.status != "open":
+        raise TaskClosed(f"task {task_id} is {info.status}")
+    expires = info.lease_expires
+    live = info.worker is not None and expires is not None and now < expires <= now + MAX_TTL
+    if live and info.worker == payload.worker:
+        db.execute(
+            "UPDATE tasks SET lease_expires = ? WHERE task_id = ?", (now + payload.ttl, task_id)
+        )
+        return info.epoch
+    if live:
+        assert expires is not None
+        raise LeaseHeld(
+            f"task {task_id} is held by {info.worker} for another "
+            f"{expires - now:.1f}s (epoch {info.epoch})"
+        )
+    epoch = info.epoch + 1
+    db.execute(
+        "UPDATE tasks SET epoch = ?, worker = ?, lease_expires = ? WHERE task_id = ?",
+        (epoch, payload.worker, now + payload.ttl, task_id),
+    )
+    _insert(db, f"{task_id}:claimed:{epoch}", task_id, epoch, OpKind.TASK_CLAIMED, payload, now)
+    return epoch
+
+
 def _insert(
     db: Db, op_id: str, task_id: str, epoch: int, kind: OpKind, payload: Model, at: float
 ) -> Op:
@@ -288,7 +364,7 @@ def _append(db: Db, op: NewOp, payload: str, at: float) -> Op:
                 "kind": op.kind.value,
                 "payload": payload,
                 "at": at,
-                "unfenced": op.kind in UNFENCED_KINDS,
+                "unfenced": not op.is_fenced,
             },
         ).fetchone()
         if row is not None:
@@ -379,6 +455,11 @@ class SqliteStore:
             raise StoreUnavailable(f"cannot create {path}: {e.strerror}") from e
         if not path.exists():
             raise StoreUnavailable(f"no Baton database at {path}")
+        if not create and path.stat().st_size == 0:  # SQLite would take it for a new one
+            raise StoreUnavailable(
+                f"{path} is empty (0 bytes): truncated, or made by a process that died "
+                "before its first write — restore it from a backup, or remove it"
+            )
         read_only = not _writable(path)
         conn = await _connect(path, timeout, read_only)
         return cls(conn, path, timeout, read_only, clock)
@@ -456,6 +537,8 @@ class SqliteStore:
     # --- the log ----------------------------------------------------------------------
 
     async def append(self, op: NewOp) -> Op:
+        if op.kind == OpKind.UNREADABLE:
+            raise InvalidInput("an unreadable op is what a reader makes of a row; never stored")
         return await self._run(_append, op, op.payload.model_dump_json(), self.clock())
 
     async def ops_after(self, lsn: int, task_id: str | None = None) -> list[Op]:
@@ -520,42 +603,47 @@ class SqliteStore:
         payload = TaskCreated(title=title, instruction=instruction)
 
         def body(db: Db) -> Op:
-            if db.execute("SELECT 1 FROM tasks WHERE task_id = ?", (task_id,)).fetchone():
-                raise TaskExists(f"task {task_id} already exists")
+            return _create(db, task_id, payload, self.clock())
+
+        return await self._run(_transaction, body)
+
+    async def begin(
+        self, task_id: str, title: str, instruction: str, worker: str, ttl: float
+    ) -> int:
+        created = TaskCreated(title=title, instruction=instruction)
+        claimed = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
+
+        def body(db: Db) -> int:
             now = self.clock()
-            db.execute(
-                "INSERT INTO tasks(task_id, title, created) VALUES (?, ?, ?)",
-                (task_id, title, now),
-            )
-            return _insert(db, f"{task_id}:created", task_id, 0, OpKind.TASK_CREATED, payload, now)
+            _create(db, task_id, created, now)
+            return _claim(db, task_id, claimed, now)
 
         return await self._run(_transaction, body)
 
     async def claim(self, task_id: str, worker: str, ttl: float) -> int:
+        payload = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
+
         def body(db: Db) -> int:
-            now = self.clock()
-            info = _task_row(db, task_id)
-            if info.status != "open":
-                raise TaskClosed(f"task {task_id} is {info.status}")
-            if info.worker and info.lease_expires and info.lease_expires > now:
-                raise LeaseHeld(
-                    f"task {task_id} is held by {info.worker} for another "
-                    f"{info.lease_expires - now:.1f}s (epoch {info.epoch})"
-                )
-            epoch = info.epoch + 1
-            db.execute(
-                "UPDATE tasks SET epoch = ?, worker = ?, lease_expires = ? WHERE task_id = ?",
-                (epoch, worker, now + ttl, task_id),
-            )
-            payload = TaskClaimed(worker=worker, ttl=ttl)
-            _insert(
-                db, f"{task_id}:claimed:{epoch}", task_id, epoch, OpKind.TASK_CLAIMED, payload, now
-            )
-            return epoch
+            return _claim(db, task_id, payload, self.clock())
 
         return await self._run(_transaction, body)
 
+    async def check_epoch(self, task_id: str, epoch: int) -> None:
+        def read(db: Db) -> None:
+            info = _task_row(db, task_id)
+            if info.status != "open":
+                raise TaskClosed(f"task {task_id} is {info.status}; it takes no more writes")
+            if info.epoch != epoch:
+                raise StaleEpoch(
+                    f"task {task_id} was taken over (epoch {info.epoch}, worker "
+                    f"{info.worker}); this worker's epoch {epoch} is fenced off"
+                )
+
+        await self._run(read)
+
     async def heartbeat(self, task_id: str, worker: str, epoch: int, ttl: float) -> None:
+        ttl = lease_seconds(ttl)
+
         def body(db: Db) -> None:
             cursor = db.execute(
                 "UPDATE tasks SET lease_expires = ? "
@@ -668,6 +756,59 @@ class SqliteStore:
 
         return await self._run(body)
 
+    # --- repair -----------------------------------------------------------------------
+
+    async def set_aside(self, lsn: int, reason: str) -> None:
+        """Move the op at `lsn` out of the log into `set_aside`, row for row: the way out
+        for an op no reader can fold (docs/recovery.md). Nothing is lost — `put_back`
+        returns it — and the task's checkpoints from there on are dropped, as they were
+        folded with it (or, for an unreadable one, should be folded without it)."""
+
+        def body(db: Db) -> None:
+            db.execute(_SET_ASIDE_TABLE)
+            row = db.execute(f"SELECT {_OP_COLUMNS} FROM ops WHERE lsn = ?", (lsn,)).fetchone()
+            if row is None:
+                raise InvalidInput(f"the log has no op {lsn}")
+            db.execute(
+                f"INSERT INTO set_aside({_OP_COLUMNS}, reason, moved) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, reason, self.clock()),
+            )
+            db.execute("DELETE FROM ops WHERE lsn = ?", (lsn,))
+            db.execute("DELETE FROM checkpoints WHERE task_id = ? AND lsn >= ?", (row[2], lsn))
+
+        await self._run(_transaction, body)
+
+    async def put_back(self, lsn: int) -> None:
+        """Return a set-aside op to the log at its own LSN (a newer Baton reads it)."""
+
+        def body(db: Db) -> None:
+            db.execute(_SET_ASIDE_TABLE)
+            row = db.execute(
+                f"SELECT {_OP_COLUMNS} FROM set_aside WHERE lsn = ?", (lsn,)
+            ).fetchone()
+            if row is None:
+                raise InvalidInput(f"no op {lsn} was set aside")
+            if _has_op(db, row[1]):
+                raise InvalidInput(
+                    f"op {lsn} cannot go back: its key {row[1]} was recorded again since"
+                )
+            db.execute(f"INSERT INTO ops({_OP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            db.execute("DELETE FROM set_aside WHERE lsn = ?", (lsn,))
+            db.execute("DELETE FROM checkpoints WHERE task_id = ? AND lsn >= ?", (row[2], lsn))
+
+        await self._run(_transaction, body)
+
+    async def set_aside_ops(self) -> list[SetAside]:
+        def read(db: Db) -> list[Any]:
+            if not _has_table(db, "set_aside"):
+                return []
+            return db.execute(
+                "SELECT lsn, op_id, task_id, kind, reason, moved FROM set_aside ORDER BY lsn"
+            ).fetchall()
+
+        return [SetAside(*row) for row in await self._run(read)]
+
     # --- integrity --------------------------------------------------------------------
 
     async def integrity_check(self) -> list[str]:
@@ -680,9 +821,12 @@ class SqliteStore:
                 "WHERE t.task_id IS NULL"
             )
             problems += [f"ops of unknown task {r[0]}" for r in rows]
+            claims = "SELECT task_id, epoch, kind FROM ops"
+            if _has_table(db, "set_aside"):  # a claim set aside still happened
+                claims += " UNION ALL SELECT task_id, epoch, kind FROM set_aside"
             rows = db.execute(
                 "SELECT t.task_id, t.epoch, coalesce(max(o.epoch), 0) FROM tasks t "
-                "LEFT JOIN ops o ON o.task_id = t.task_id AND o.kind = 'task.claimed' "
+                f"LEFT JOIN ({claims}) o ON o.task_id = t.task_id AND o.kind = 'task.claimed' "
                 "GROUP BY t.task_id HAVING t.epoch != coalesce(max(o.epoch), 0)"
             )
             problems += [f"task {r[0]}: epoch {r[1]} but last claim at {r[2]}" for r in rows]
@@ -752,6 +896,11 @@ def _copy_to(db: Db, target: Path) -> str | None:
         out.close()
     last = _scalar(db, "SELECT op_id FROM ops ORDER BY lsn DESC LIMIT 1")
     return None if last is None else str(last)
+
+
+def _has_table(db: Db, name: str) -> bool:
+    sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+    return db.execute(sql, (name,)).fetchone() is not None
 
 
 def _has_op(db: Db, op_id: str) -> bool:
