@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from baton.agent import Worker
 from baton.workspace import Workspace
+
+T = TypeVar("T")
 
 SAMPLE = {
     "calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
@@ -41,10 +45,39 @@ async def worker(project: Path) -> AsyncIterator[Worker]:
     await w.close()
 
 
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Wait for a condition another task or process makes true; never a fixed sleep."""
+async def until(condition: Callable[[], T | Awaitable[T]], timeout: float = 5.0) -> T:
+    """Wait for a condition another task or process makes true; never a fixed sleep.
+    `condition` may be a coroutine function (a store query); its first truthy result is
+    returned."""
     deadline = time.monotonic() + timeout
-    while not condition():
+    while True:
+        result = condition()
+        if inspect.isawaitable(result):
+            result = await result
+        if result:
+            return result  # type: ignore[return-value]
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
         await asyncio.sleep(0.02)
+
+
+class FakeClock:
+    """The store's clock for lease tests: time moves only when the test says so, so a
+    lease expires (or not) exactly when the test decides, whatever the machine's load.
+    Pass it as `clock=` to SqliteStore.open, Workspace.open or Worker.open. It starts in
+    1970, far from the wall clock, so code that reads the wall clock instead shows."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        assert seconds >= 0, "time does not go back"
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()

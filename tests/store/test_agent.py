@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,9 @@ from baton.brief import render_markdown
 from baton.models import Decision, HunkStatus, StepStatus
 from baton.paths import PathRefused
 from baton.review import decide
-from baton.store import StaleEpoch
+from baton.store import LeaseHeld, StaleEpoch
 from baton.workspace import Workspace
-from tests.conftest import until
+from tests.conftest import FakeClock, until
 
 
 async def test_a_reproposed_hunk_keeps_its_decision(worker: Worker, project: Path) -> None:
@@ -32,21 +31,30 @@ async def test_a_reproposed_hunk_keeps_its_decision(worker: Worker, project: Pat
 
 
 async def test_wait_for_review_wakes_on_another_process_decision(
-    worker: Worker, project: Path
+    worker: Worker, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     task = await worker.begin("t")
     text = (project / "calc.py").read_text()
     proposal = await task.propose("calc.py", text.replace("a + b", "b + a"))
+    polls = 0
+    data_version = worker.ws.store.data_version
+
+    async def counted() -> int:
+        nonlocal polls
+        polls += 1
+        return await data_version()
+
+    monkeypatch.setattr(worker.ws.store, "data_version", counted)
 
     async def developer() -> None:
-        await asyncio.sleep(0.2)
+        # The first read is the baseline, the second found nothing new: it is waiting.
+        await until(lambda: polls >= 2)
         async with await Workspace.open(project) as other:  # a separate connection
             await decide(other, task.id, proposal.hunk_ids[0], Decision.ACCEPTED)
 
-    started = time.monotonic()
-    hunks, _ = await asyncio.gather(task.wait_for_review(timeout=10), developer())
+    # No timeout of its own: only the decision can end the wait.
+    hunks, _ = await asyncio.wait_for(asyncio.gather(task.wait_for_review(), developer()), 10)
     assert [h.status for h in hunks] == [HunkStatus.ACCEPTED]
-    assert time.monotonic() - started < 5
 
 
 async def test_wait_for_review_returns_at_the_timeout(worker: Worker, project: Path) -> None:
@@ -57,15 +65,51 @@ async def test_wait_for_review_returns_at_the_timeout(worker: Worker, project: P
     assert [h.status for h in hunks] == [HunkStatus.PENDING]
 
 
-async def test_heartbeats_keep_the_lease_and_a_takeover_fences(project: Path) -> None:
-    async with await Worker.open(project, worker_id="a", ttl=0.3) as first:
+async def lease_expiry(worker: Worker, task_id: str) -> float:
+    return (await worker.ws.store.task(task_id)).lease_expires or 0.0
+
+
+async def test_a_lease_expires_at_its_ttl_on_the_stores_clock(
+    project: Path, clock: FakeClock
+) -> None:
+    async with await Worker.open(project, worker_id="a", ttl=30, clock=clock) as first:
         task = await first.begin("t", task_id="t1")
-        await asyncio.sleep(0.7)  # > ttl: only heartbeats keep it alive
-        async with await Worker.open(project, worker_id="b", ttl=0.3) as second:
-            with pytest.raises(Exception, match="held by a"):
+        task.stop_heartbeat()  # a worker that stopped beating: only the clock moves now
+        assert await lease_expiry(first, "t1") == clock.now + 30
+        async with await Worker.open(project, worker_id="b", ttl=30, clock=clock) as second:
+            clock.advance(29.9)
+            with pytest.raises(LeaseHeld, match=r"held by a for another 0\.1s"):
+                await second.claim("t1")
+            clock.advance(0.2)
+            taken = await second.claim("t1")
+            assert taken.epoch == task.epoch + 1
+            with pytest.raises(StaleEpoch):
+                await task.step("zombie", StepStatus.DONE)
+
+
+async def test_heartbeats_keep_the_lease_and_a_takeover_fences(
+    project: Path, clock: FakeClock
+) -> None:
+    async with await Worker.open(project, worker_id="a", ttl=0.3, clock=clock) as first:
+        task = await first.begin("t", task_id="t1")
+        granted = await lease_expiry(first, "t1")
+        async with await Worker.open(project, worker_id="b", ttl=0.3, clock=clock) as second:
+            clock.advance(0.2)
+
+            async def renewed() -> bool:
+                return await lease_expiry(first, "t1") > granted
+
+            # The heartbeat (every ttl/3) renews the lease from the store's clock.
+            await until(renewed)
+            clock.advance(0.2)  # past the first lease: only the heartbeat keeps it
+            with pytest.raises(LeaseHeld, match="held by a"):
                 await second.claim("t1")
             task.stop_heartbeat()  # the first worker freezes
-            taken = await second.claim("t1", wait=2)
+            # A beat already sent lands before time moves on: the connection runs its
+            # jobs in order, so one more round trip on it is behind that beat.
+            await lease_expiry(first, "t1")
+            clock.advance(0.31)
+            taken = await second.claim("t1")
             assert taken.epoch == task.epoch + 1
             with pytest.raises(StaleEpoch):
                 await task.step("zombie", StepStatus.DONE)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import sqlite3
 import stat
 import time
@@ -27,6 +26,7 @@ from baton.store import (
 )
 from baton.store.sqlite import MIGRATIONS
 from baton.workspace import Workspace, database_path
+from tests.conftest import FakeClock
 
 
 def note(op_id: str, text: str, epoch: int = 1, task: str = "t") -> NewOp:
@@ -54,20 +54,21 @@ async def test_same_key_other_content_is_refused(ws: Workspace) -> None:
         await ws.record(note("n1", "bye", epoch))
 
 
-async def test_zombie_writes_are_fenced(ws: Workspace) -> None:
-    old = await started(ws, ttl=0.05)
-    await asyncio.sleep(0.1)
-    new = await ws.store.claim("t", "w2", 30)
-    assert new == old + 1
-    before = await ws.store.last_lsn()
-    with pytest.raises(StaleEpoch, match="taken over"):
-        await ws.record(note("zombie", "late", old))
-    with pytest.raises(StaleEpoch):
-        await ws.store.heartbeat("t", "w1", old, 30)
-    with pytest.raises(StaleEpoch):
-        await ws.store.release("t", "w1", old)
-    assert await ws.store.last_lsn() == before
-    await ws.record(note("fresh", "ok", new))
+async def test_zombie_writes_are_fenced(project: Path, clock: FakeClock) -> None:
+    async with await Workspace.open(project, clock=clock) as ws:
+        old = await started(ws, ttl=0.05)
+        clock.advance(0.1)  # w1 stopped beating: its lease is over
+        new = await ws.store.claim("t", "w2", 30)
+        assert new == old + 1
+        before = await ws.store.last_lsn()
+        with pytest.raises(StaleEpoch, match="taken over"):
+            await ws.record(note("zombie", "late", old))
+        with pytest.raises(StaleEpoch):
+            await ws.store.heartbeat("t", "w1", old, 30)
+        with pytest.raises(StaleEpoch):
+            await ws.store.release("t", "w1", old)
+        assert await ws.store.last_lsn() == before
+        await ws.record(note("fresh", "ok", new))
 
 
 async def test_a_live_lease_cannot_be_claimed(ws: Workspace) -> None:
@@ -226,12 +227,21 @@ async def test_locked_database_waits_then_reports(project: Path) -> None:
     await store.close()
 
 
-def test_database_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BATON_DB", str(tmp_path / "elsewhere.db"))
-    assert database_path(Path("/any")) == tmp_path / "elsewhere.db"
+async def test_database_path_override(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere" / "state.db"
+    monkeypatch.setenv("BATON_DB", str(elsewhere))
+    assert database_path(Path("/any")) == elsewhere
+    async with await Workspace.open(project) as ws:  # the database moves, the root stays
+        await started(ws)
+        assert ws.store.path == elsewhere and ws.root == project
+    assert elsewhere.is_file() and not (project / ".baton").exists()
     monkeypatch.delenv("BATON_DB")
     assert database_path(Path("/any")) == Path("/any/.baton/baton.db")
-    assert os.sep == "/"
+    async with await Workspace.open(project) as ws:  # the workspace's own, a fresh one
+        assert ws.store.path == project / ".baton" / "baton.db"
+        assert await ws.task_ids() == []
 
 
 async def test_large_states_are_checkpointed_less_often(project: Path) -> None:
