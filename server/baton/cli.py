@@ -25,7 +25,7 @@ from .brief import render_markdown
 from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
 from .hunks import DiffDoesNotApply, DiffError
 from .limits import InvalidInput, counter
-from .models import Decision, HunkState, HunkStatus, StepStatus
+from .models import Decision, HunkState, HunkStatus, StepStatus, UnreadableOp
 from .paths import PathRefused
 from .review import HunkNotFound, ReviewRefused, decide, find_hunk
 from .store import (
@@ -368,23 +368,31 @@ async def cmd_check(args: argparse.Namespace) -> None:
         raise CommandFailed(f"{len(problems)} problem(s) found")
 
 
+async def _unreadable(ws: Workspace) -> dict[int, tuple[str, UnreadableOp]]:
+    """Every task's unreadable ops, from a cold rebuild: a repair moves ops below the
+    LSN a cached state has reached, which only a rebuild sees."""
+    found: dict[int, tuple[str, UnreadableOp]] = {}
+    for task_id in await ws.task_ids():
+        state, _ = await ws.recover(task_id)
+        found.update((u.lsn, (task_id, u)) for u in state.unreadable)
+    return found
+
+
 async def cmd_repair(args: argparse.Namespace) -> None:
     """List the ops no reader can fold, set them aside, or put them back (docs/recovery.md).
 
     Only an op that is unreadable now can be set aside: this is a way out of a damaged
     log, not a way to edit history."""
     async with await open_workspace(args) as ws:
-        unreadable = {
-            u.lsn: (task_id, u)
-            for task_id in await ws.task_ids()
-            for u in (await ws.state(task_id)).unreadable
-        }
+        unreadable = await _unreadable(ws)
         for lsn in args.set_aside:
             if lsn not in unreadable:
                 raise InvalidInput(f"op {lsn} is not an unreadable op; only those are set aside")
-            await ws.store.set_aside(lsn, unreadable.pop(lsn)[1].error)
+            await ws.store.set_aside(lsn, unreadable[lsn][1].error)
         for lsn in args.put_back:
             await ws.store.put_back(lsn)
+        if args.set_aside or args.put_back:
+            unreadable = await _unreadable(ws)
         aside = await ws.store.set_aside_ops()
     data = {
         "unreadable": [{"task_id": t, **u.model_dump()} for t, u in unreadable.values()],
