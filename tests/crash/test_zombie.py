@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import time
 from pathlib import Path
 
 from baton.agent import Worker
 from baton.models import OpKind
 from baton.workspace import Workspace
 
+from ..conftest import until
 from .harness import REPO
 
 
@@ -29,7 +31,12 @@ async def test_a_woken_zombie_is_fenced(tmp_path: Path) -> None:
     first = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
     assert first.startswith("claimed 1")
     async with await Workspace.open(tmp_path) as ws:
-        await asyncio.sleep(0.2)  # let it write a few notes
+
+        async def a_few_notes() -> bool:
+            ops = await ws.store.ops_after(0, "z")
+            return sum(op.kind == OpKind.CONTEXT_NOTE for op in ops) >= 3
+
+        await until(a_few_notes, timeout=30)  # it is writing
         proc.send_signal(signal.SIGSTOP)
         async with await Worker.open(tmp_path, worker_id="heir", ttl=30) as heir:
             task = await heir.claim("z", wait=10)  # waits out the frozen lease
@@ -55,6 +62,7 @@ async def test_many_workers_racing_to_claim_one_wins_each_epoch(tmp_path: Path) 
     async with await Worker.open(tmp_path, worker_id="creator", ttl=0.3) as creator:
         task = await creator.begin("Race", task_id="r")
         task.stop_heartbeat()
+        expires = (await creator.ws.store.task("r")).lease_expires or 0.0
     script = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
@@ -69,7 +77,9 @@ async def test_many_workers_racing_to_claim_one_wins_each_epoch(tmp_path: Path) 
         "            print('lost')\n"
         "asyncio.run(main())\n"
     )
-    await asyncio.sleep(0.35)  # the creator's lease expires
+    # The children read the wall clock, as the store does by default: the creator's lease
+    # is over once it passed the expiry the store recorded.
+    await until(lambda: time.time() > expires)
     procs = [
         await asyncio.create_subprocess_exec(
             sys.executable,
