@@ -1,0 +1,243 @@
+"""The docs' runnable snippets, run, so that what they show stays what Baton does.
+
+- docs/cli.md: every example marked `<!-- doctest: … -->` runs in bash against a real
+  temporary workspace, and what it prints is compared with what the page shows
+  (tests/docs/runner.py says how). Every `console` and `json` block of the page carries a
+  marker, `doctest` or `not tested: WHY`, so a new example cannot go unchecked unnoticed.
+- The Python agent in README.md and in docs/agents.md runs as a script in a temporary
+  workspace, while a developer in this process accepts each hunk it proposes: its
+  `wait_for_review` returns because a decision was recorded, never because time passed.
+- Paths of tests and modules that the docs name exist; the benchmark options that
+  docs/performance.md lists are the benchmark's.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import re
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from baton.models import Decision, HunkStatus
+from baton.review import decide
+from baton.store import StoreError
+from baton.workspace import Workspace
+
+from .runner import REPO, Block, Session, Shell, blocks, sessions, shell_environment
+
+README = REPO / "README.md"
+CLI = REPO / "docs" / "cli.md"
+AGENTS = REPO / "docs" / "agents.md"
+PERFORMANCE = REPO / "docs" / "performance.md"
+OWNED_DOCS = [
+    README,
+    CLI,
+    REPO / "docs" / "architecture.md",
+    REPO / "docs" / "recovery.md",
+    PERFORMANCE,
+]
+
+
+# --- docs/cli.md: shell sessions ------------------------------------------------------
+
+
+def quietly(shell: Shell, *commands: str) -> None:
+    """Run setup commands, which must succeed; what they print is not part of the doc."""
+    for command in commands:
+        out = shell.run(f"( {command}\n) >/dev/null 2>&1 || echo setup failed: $?")
+        assert out == "", f"setup `{command}`: {out}"
+
+
+F_TXT = "one\\ntwo\\nthree\\nfour\\nfive\\nsix\\nseven\\neight\\nnine\\n"
+
+
+def two_hunks_in_f_txt(shell: Shell, root: Path) -> None:
+    """Task r1 proposed two one-line hunks in f.txt: line 1 and line 9."""
+    quietly(
+        shell,
+        f"printf '{F_TXT}' > f.txt",
+        "baton agent begin --title Shout --task-id r1 --worker w1",
+        f"printf '{F_TXT.replace('one', 'ONE').replace('nine', 'NINE')}'"
+        " | baton agent propose f.txt --task r1 --epoch 1 --worker w1",
+    )
+
+
+def one_accepted_hunk(shell: Shell, root: Path) -> None:
+    two_hunks_in_f_txt(shell, root)
+    quietly(shell, "baton accept 8322")
+
+
+def corrupt_checkpoint(shell: Shell, root: Path) -> None:
+    """Task t1 with a step done (which writes a checkpoint), then that checkpoint damaged."""
+    quietly(
+        shell,
+        "baton agent begin --title Plan --task-id t1 --worker w1",
+        "baton agent step plan done --task t1 --epoch 1 --worker w1",
+    )
+    with sqlite3.connect(root / ".baton" / "baton.db") as db:
+        assert db.execute("UPDATE checkpoints SET data = data || X'00'").rowcount == 1
+    db.close()
+
+
+def not_a_database(shell: Shell, root: Path) -> None:
+    (root / ".baton").mkdir(mode=0o700)
+    (root / ".baton" / "baton.db").write_bytes(b"this is not SQLite\n" * 100)
+
+
+SETUPS: dict[str, Callable[[Shell, Path], None]] = {
+    "refused": lambda shell, root: quietly(
+        shell, "baton agent begin --title T --task-id t1 --worker w1", "echo hi > x.txt"
+    ),
+    "apply": two_hunks_in_f_txt,
+    "recover": one_accepted_hunk,
+    "corrupt-checkpoint": corrupt_checkpoint,
+    "not-a-database": not_a_database,
+}
+"""What a session starts from, where the doc only says it in words."""
+
+
+@pytest.mark.parametrize("name", sessions(CLI))
+def test_cli_md_sessions_print_what_the_doc_shows(name: str, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    env = shell_environment(tmp_path / "bin", sys.executable)
+    session = Session(CLI, name, SETUPS.get(name))
+    mismatches = session.run(root, env, tmp_path)
+    if mismatches:
+        pytest.fail(
+            f"{len(mismatches)} example(s) of session {name!r} in docs/cli.md print something "
+            "else now (`python -m tests.docs.runner docs/cli.md SESSION` shows what they "
+            "print):\n\n" + "\n\n".join(map(str, mismatches)),
+            pytrace=False,
+        )
+
+
+def test_every_example_in_cli_md_is_run_or_says_why_not() -> None:
+    unmarked = [b.where for b in blocks(CLI) if b.kind is None]
+    assert not unmarked, (
+        "mark each block with <!-- doctest: SESSION … --> (tests/docs/runner.py) or "
+        f"<!-- not tested: WHY -->: {unmarked}"
+    )
+    assert set(SETUPS) <= set(sessions(CLI)), "a setup for a session the page no longer has"
+
+
+# --- Python agents in the README and docs/agents.md ------------------------------------
+
+CLIENT_PY = "from http_client import get\n\n\ndef fetch(url):\n    return get(url)\n"
+
+
+def agent_script(doc: Path) -> Block:
+    """The doc's Python agent: the marked block, or (agents.md, not marked) the first
+    Python block that drives `baton.agent`."""
+    python = [b for b in blocks(doc) if b.lang == "python"]
+    marked = [b for b in python if b.kind == "doctest"]
+    if marked:
+        (block,) = marked
+        return block
+    return next(b for b in python if "from baton.agent import Worker" in b.text)
+
+
+async def accept_as_proposed(root: Path, accepted: list[str]) -> None:
+    """The developer, in this process: accepts each hunk once it is proposed. Looks again
+    only when another connection committed (`PRAGMA data_version`)."""
+    db = root / ".baton" / "baton.db"
+    while True:  # until the agent has created the database
+        try:
+            if db.exists():
+                ws = await Workspace.open(root, create=False)
+                break
+        except StoreError:  # the file exists, its schema not yet
+            pass
+        await asyncio.sleep(0.02)
+    try:
+        seen = None
+        while True:
+            if (version := await ws.store.data_version()) != seen:
+                seen = version
+                for task_id in await ws.task_ids():
+                    for hunk in (await ws.state(task_id)).hunks_with(HunkStatus.PENDING):
+                        await decide(ws, task_id, hunk.id, Decision.ACCEPTED)
+                        accepted.append(hunk.id)
+            await asyncio.sleep(0.02)
+    finally:
+        await ws.close()
+
+
+@pytest.mark.parametrize("doc", [README, AGENTS], ids=["README.md", "agents.md"])
+async def test_the_python_agent_runs_as_a_script(doc: Path, tmp_path: Path) -> None:
+    block = agent_script(doc)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "client.py").write_text(CLIENT_PY)
+    script = tmp_path / "agent.py"
+    script.write_text(block.text)
+    env = shell_environment(tmp_path / "bin", sys.executable)
+    agent = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(script),
+        cwd=root,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    accepted: list[str] = []
+    developer = asyncio.create_task(accept_as_proposed(root, accepted))
+    try:
+        out, _ = await asyncio.wait_for(agent.communicate(), 60)
+    finally:
+        developer.cancel()
+        await asyncio.gather(developer, return_exceptions=True)
+    printed = out.decode()
+    assert agent.returncode == 0, f"{block.where} as a script:\n{printed}"
+    assert (root / "client.py").read_text() == CLIENT_PY.replace("get(url)", "get_with_retry(url)")
+    async with await Workspace.open(root, create=False) as ws:
+        (task_id,) = await ws.task_ids()
+        state = await ws.state(task_id)
+    assert state.status == "done"
+    assert accepted and sorted(accepted) == sorted(state.hunks)
+    assert all(h.status == HunkStatus.APPLIED for h in state.hunks.values())
+    if "render_markdown" in block.text:
+        assert "# Handoff: Add retries" in printed
+
+
+# --- names the docs give ---------------------------------------------------------------
+
+TEST_REF = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
+MODULE_REF = re.compile(r"`((?:server/baton|bench|vscode-client/src)/[\w/.-]+\.(?:py|ts))`")
+
+
+@pytest.mark.parametrize("doc", OWNED_DOCS, ids=lambda d: d.name)
+def test_tests_and_modules_the_docs_name_exist(doc: Path) -> None:
+    text = doc.read_text(encoding="utf-8")
+    missing = []
+    for path, name in TEST_REF.findall(text):
+        file = REPO / path
+        if not file.is_file():
+            missing.append(path)
+        elif name and not re.search(rf"^(?:async )?def {name}\b", file.read_text(), re.M):
+            missing.append(f"{path}::{name}")
+    missing += [p for p in MODULE_REF.findall(text) if not (REPO / p).is_file()]
+    assert not missing, f"{doc.name} names what does not exist: {missing}"
+
+
+def test_the_benchmark_options_performance_md_lists_exist() -> None:
+    text = PERFORMANCE.read_text(encoding="utf-8")
+    rerun = text.split("## How to rerun", 1)[1].split("\n## ", 1)[0]
+    source = (REPO / "bench" / "__main__.py").read_text()
+    options = {
+        arg.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        for arg in node.args
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+    }
+    listed = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", rerun))
+    assert listed, "no options found in performance.md's 'How to rerun'"
+    assert listed <= options, f"not options of python -m bench: {sorted(listed - options)}"
