@@ -3,12 +3,13 @@ a restart — the notice is recorded as an effect with its own key."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from pytest_lsp import client_capabilities
 
 from baton.agent import Task, Worker
+from baton.models import Decision
+from baton.review import decide
 from baton.workspace import Workspace
 
 from .conftest import Editor, start_editor, stop_editor
@@ -20,6 +21,29 @@ def told(messages: list[str]) -> int:
 
 def notices(editor: Editor) -> list[str]:
     return [m.message for m in editor.messages if m.message.startswith("Agent proposes")]
+
+
+async def seen_past(root: Path, editors: list[Editor], n: int) -> None:
+    """A later commit, shown by every window: proof that each is past any notice it had
+    to give before. A window handles other processes' commits one at a time, in order,
+    and tells about new proposals right after publishing them; so once it publishes this
+    commit, whatever it had to say about earlier ones is already here. The commit is the
+    rejection of calc.py's n-th hunk, which nobody announces."""
+    async with await Workspace.open(root) as ws:
+        state = await ws.state("tidy")
+        calc = sorted(
+            (h for h in state.hunks.values() if h.path == "calc.py"), key=lambda h: h.base_line
+        )
+        hunk = calc[n]
+        await decide(ws, "tidy", hunk.id, Decision.REJECTED)
+    for ed in editors:
+        uri = ed.uri("calc.py")
+        await ed.until(
+            lambda ed=ed, uri=uri: (
+                uri in ed.diagnostics_by_uri
+                and all(d.data["hunkId"] != hunk.id for d in ed.diagnostics(uri))
+            )
+        )
 
 
 async def test_two_windows_one_notice_and_none_after_restart(seeded: Path) -> None:
@@ -39,12 +63,16 @@ async def test_two_windows_one_notice_and_none_after_restart(seeded: Path) -> No
         await ed.until(lambda ed=ed: ed.diagnostics(ed.uri("b.py")))
     # Both proposals are told exactly once in all: in one notice or two, by either window.
     await one.until(lambda: told(notices(one) + notices(two)) == 2)
-    await asyncio.sleep(0.3)  # a late duplicate from the other window would show by now
+    await seen_past(seeded, [one, two], 0)
     assert told(notices(one) + notices(two)) == 2
     await stop_editor(two)
     three = await start_editor(seeded, caps)
     try:
         await three.until(lambda: three.diagnostics(three.uri("b.py")))
+        # Two commits: the first is the first one it handles, the second proves that
+        # handling it (where a restarted server would repeat itself) is over.
+        await seen_past(seeded, [three], 1)
+        await seen_past(seeded, [three], 2)
         assert notices(three) == []
     finally:
         await stop_editor(three)

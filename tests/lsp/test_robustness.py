@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
 from baton.agent import Worker
+from baton.lsp import protocol as p
 from baton.models import HunkStatus
 from baton.workspace import Workspace
 
@@ -66,17 +67,43 @@ async def test_a_corrupt_database_is_said_once_and_the_server_lives(tmp_path: Pa
     root = tmp_path / "ws"
     (root / ".baton").mkdir(parents=True)
     (root / ".baton" / "baton.db").write_bytes(b"garbage" * 1000)
+    later = tmp_path / "later"  # a second folder: an agent starts a task there later
+    later.mkdir()
     editor = await start_editor(root, CAPS)
     try:
         await editor.until(lambda: editor.messages)
-        await asyncio.sleep(2.2)  # two rounds of looking for databases
+        # Each look for databases goes through every folder, the corrupt one first, and
+        # then restores what it opened: what a look found in the other folder proves the
+        # look happened, and that any second word on the corrupt one would be here by now.
+        # Look 1: the folder is added.
+        editor.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri=later.as_uri(), name="later")], removed=[]
+                )
+            )
+        )
+        await editor.until(lambda: restores(editor) == 2)
+        # Look 2, the periodic one: the agent's database appears in the folder, whole.
+        staging = tmp_path / "staging"
+        staging.mkdir()
+        async with await Worker.open(staging, worker_id="agent", ttl=60) as worker:
+            await worker.begin("Later", task_id="later")
+        (staging / ".baton").rename(later / ".baton")
+        await editor.until(
+            lambda: any("Restored task 'Later'" in m.message for m in editor.messages), timeout=20
+        )
         errors = [m for m in editor.messages if m.type == types.MessageType.Error]
-        assert len(errors) == 1 and "baton.db" in errors[0].message
+        assert len(errors) == 1 and "baton.db" in errors[0].message, errors
         assert "corrupt" in errors[0].message
         tasks = await editor.client.protocol.send_request_async("baton/tasks", None)
-        assert tasks.tasks == []
+        assert [t.id for t in tasks.tasks] == ["later"]  # the other folder's, served
     finally:
         await stop_editor(editor)
+
+
+def restores(editor: Editor) -> int:
+    return sum(method == p.DID_RESTORE for method, _ in editor.notifications)
 
 
 async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> None:
