@@ -21,10 +21,12 @@ POINTS = (
     "append.after",
     "effect.before_write",
     "effect.before_commit",
+    "effect.swap",
     "effect.after_write",
 )
 """`effect.before_write`: the new content is staged in a temp file; `before_commit`: the
-claim was checked, the swap is next; `after_write`: the file holds the new content."""
+claim was checked; `swap`: the file was found in its pre-state, the swap is next;
+`after_write`: the file holds the new content."""
 
 _seen: Counter[str] = Counter()
 

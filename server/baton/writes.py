@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import paths
+from .faults import crash_point
 from .hashing import content_hash
 
 _RENAME_NOREPLACE = 1
@@ -162,6 +163,7 @@ def _replace(staged: Staged, tmp: str) -> None:
             raise Conflict(f"{name} is being written by another process") from None
         if _hash_fd(old) != staged.pre_hash:
             raise Conflict(f"{name} changed since the change was planned; not overwritten")
+        crash_point("effect.swap")  # the narrowest window: a test saves here
         if not _rename2(folder, tmp, name, _RENAME_EXCHANGE):
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
             staged.tmp = None

@@ -375,6 +375,17 @@ def _append(db: Db, op: NewOp, payload: str, at: float) -> Op:
 
 
 def _explain_refusal(db: Db, op: NewOp, payload: str) -> Op:
+    """Why the insert wrote nothing. The fence comes first: a zombie replaying an op its
+    heir recorded under the same key must hear that it is fenced, not get the heir's op
+    back as if it were its own and go on to act on it (an effect's write)."""
+    info = _task_row(db, op.task_id) if op.is_fenced else None
+    if info is not None and (info.status != "open" or info.epoch != op.epoch):
+        if info.status != "open":
+            raise TaskClosed(f"task {op.task_id} is {info.status}; it takes no more writes")
+        raise StaleEpoch(
+            f"task {op.task_id} was taken over (epoch {info.epoch}, worker {info.worker}); "
+            f"this worker's epoch {op.epoch} is fenced off"
+        )
     stored = db.execute(f"SELECT {_OP_COLUMNS} FROM ops WHERE op_id = ?", (op.op_id,)).fetchone()
     if stored is not None:
         if (stored[2], stored[4], stored[5]) == (op.task_id, op.kind.value, payload):
@@ -383,13 +394,7 @@ def _explain_refusal(db: Db, op: NewOp, payload: str) -> Op:
             f"op_id {op.op_id!r} was already recorded with different content "
             f"({stored[4]} at lsn {stored[0]})"
         )
-    info = _task_row(db, op.task_id)
-    if info.status != "open":
-        raise TaskClosed(f"task {op.task_id} is {info.status}; it takes no more writes")
-    raise StaleEpoch(
-        f"task {op.task_id} was taken over (epoch {info.epoch}, worker {info.worker}); "
-        f"this worker's epoch {op.epoch} is fenced off"
-    )
+    raise AssertionError(f"op {op.op_id} was neither fenced nor recorded")  # pragma: no cover
 
 
 def _migrate(db: Db, path: Path) -> None:
