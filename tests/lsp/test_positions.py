@@ -3,13 +3,19 @@ line ends and a last line without a newline — and edits that keep the bytes ex
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from pygls.workspace import PositionCodec, TextDocument
 from pytest_lsp import client_capabilities
 
 from baton.agent import Worker
+from baton.hunks import split_lines
+from baton.lsp.commands import edit_range
+from baton.lsp.server import BatonServer, build_server
 
 from .conftest import Editor, start_editor, stop_editor
 
@@ -63,9 +69,59 @@ async def test_ranges_and_edits_in_the_negotiated_encoding(
         await stop_editor(editor)
 
 
-def test_a_unit_mix_up_would_show() -> None:
-    # Guard on the fixture itself: the three encodings disagree on this line.
-    assert len({len(LAST), len(LAST.encode()), len(LAST.encode("utf-16-le")) // 2}) == 3
+UNITS: dict[str, Callable[[str], int]] = {
+    types.PositionEncodingKind.Utf16: lambda s: len(s.encode("utf-16-le")) // 2,
+    types.PositionEncodingKind.Utf8: lambda s: len(s.encode()),
+    types.PositionEncodingKind.Utf32: len,
+}
+"""How long a text is in each encoding's units, counted here without Baton or pygls."""
+
+
+def negotiated(offered: list[types.PositionEncodingKind] | None) -> BatonServer:
+    """Baton's server object, initialized by a client that offers these encodings (pygls
+    picks one, as it does for a real client); no process, no transport."""
+    server = build_server()
+    caps = types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=offered)
+    )
+    steps = server.protocol.lsp_initialize(
+        types.InitializeParams(capabilities=caps, process_id=None, root_uri=None)
+    )
+    with contextlib.suppress(StopIteration):
+        step = next(steps)
+        while True:  # the features' own initialize handlers, as pygls runs them
+            handler, args, _ = step
+            step = steps.send(handler(*args))
+    return server
+
+
+@pytest.mark.parametrize(
+    "offered",
+    [
+        None,
+        [types.PositionEncodingKind.Utf8],
+        [types.PositionEncodingKind.Utf32],
+        [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16],
+    ],
+    ids=["none offered: utf-16", "utf-8", "utf-32", "utf-8 before utf-16"],
+)
+def test_a_unit_mix_up_would_show(offered: list[types.PositionEncodingKind] | None) -> None:
+    """Baton's own conversions, in process: the range of a hunk on the last line (emoji,
+    CJK, no final newline) and the edit that replaces it, in the negotiated units."""
+    assert len({count(LAST) for count in UNITS.values()}) == 3  # the units disagree here
+    server = negotiated(offered)
+    chosen = server.workspace.position_codec.encoding
+    assert chosen == (offered or [types.PositionEncodingKind.Utf16])[0]
+    lines = split_lines(TEXT)
+    end = types.Position(3, UNITS[chosen](LAST))
+    assert server.line_range(lines, 3, 1) == types.Range(types.Position(3, 0), end)
+    assert server.line_range(lines, 1, 1).end == types.Position(2, 0)  # whole lines
+    replace = edit_range(server, lines, 3, 1)
+    assert replace == types.Range(types.Position(3, 0), end)
+    # The edit, applied by a client counting in those units, replaces exactly that line.
+    doc = TextDocument("file:///ws/notes.txt", TEXT, position_codec=PositionCodec(chosen))
+    doc.apply_change(types.TextDocumentContentChangePartial(range=replace, text="fin"))
+    assert doc.source == TEXT.removesuffix(LAST) + "fin"
 
 
 async def test_positions_after_the_server_restarts(unicode_ws: Path) -> None:
