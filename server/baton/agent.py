@@ -96,12 +96,12 @@ def refuses_invalid(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[
     return checked
 
 
-TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def valid_task_id(task_id: str) -> str:
     """A task id a caller chose: it names the task in op ids, commands and file names."""
-    if not TASK_ID.match(task_id):
+    if not TASK_ID.fullmatch(task_id):
         raise InvalidInput(
             f"invalid task id {task_id[:80]!r}: 1 to 64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
