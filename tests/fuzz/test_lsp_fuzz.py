@@ -17,6 +17,8 @@ from baton.lsp import protocol as p
 
 from ..lsp.wire import INITIALIZED, frame, initialize, raw_server, read_message
 
+pytestmark = pytest.mark.slow  # `make test` runs it, `make test-fast` does not
+
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261129
 REQUESTS = 400
