@@ -80,7 +80,10 @@ def test_an_unreadable_op_is_named_and_stops_nothing_else(project: Path) -> None
     baton(project, "accept", hid)
     assert out(project, "log", "--json", "--task", "bad")[-1]["kind"] == "unreadable"
     check = baton(project, "check", code=EXIT_FAILED)
-    assert f"task bad: op {lsn} (task.claimed, bad:claimed:1) cannot be read: ttl:" in check.stdout
+    assert check.stdout == (
+        f"task bad: op {lsn} (task.claimed, bad:claimed:1) cannot be read: ttl: Input should "
+        "be a valid number; see `baton repair`\n"
+    )
     brief = baton(project, "resume", "bad").stdout
     assert "## Unreadable ops (this brief may lack them): 1" in brief
     assert out(project, "resume", "bad", "--json")["unreadable"][0]["lsn"] == lsn
@@ -89,9 +92,13 @@ def test_an_unreadable_op_is_named_and_stops_nothing_else(project: Path) -> None
 
     # The way out, and back: nothing is lost.
     error(project, "repair", "--json", "--set-aside", "1", code=EXIT_REFUSED)  # readable
-    aside = out(project, "repair", "--json", "--set-aside", str(lsn))
-    assert aside["unreadable"] == [] and aside["set_aside"][0]["lsn"] == lsn
-    assert baton(project, "check").stdout.startswith("ok: 2 task(s) consistent")
+    said = baton(project, "repair", "--set-aside", str(lsn)).stdout  # as docs/cli.md shows
+    assert said == (
+        f"task bad: op {lsn} (task.claimed) is set aside: ttl: Input should be a valid number "
+        f"(`baton repair --put-back {lsn}` returns it)\n"
+    )
+    assert out(project, "repair", "--json")["set_aside"][0]["lsn"] == lsn
+    assert baton(project, "check").stdout == "ok: 2 task(s) consistent\n"
     assert out(project, "resume", "bad", "--json")["unreadable"] == []
     back = out(project, "repair", "--json", "--put-back", str(lsn))
     assert back["set_aside"] == [] and back["unreadable"][0]["lsn"] == lsn
