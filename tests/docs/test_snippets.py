@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
+import shutil
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.agent import Worker
 from baton.models import Decision, HunkStatus
 from baton.review import decide
 from baton.store import StoreError
@@ -32,15 +34,12 @@ from .runner import REPO, Block, Session, Shell, blocks, sessions, shell_environ
 
 README = REPO / "README.md"
 CLI = REPO / "docs" / "cli.md"
+RECOVERY = REPO / "docs" / "recovery.md"
 AGENTS = REPO / "docs" / "agents.md"
 PERFORMANCE = REPO / "docs" / "performance.md"
-OWNED_DOCS = [
-    README,
-    CLI,
-    REPO / "docs" / "architecture.md",
-    REPO / "docs" / "recovery.md",
-    PERFORMANCE,
-]
+OWNED_DOCS = [README, CLI, REPO / "docs" / "architecture.md", RECOVERY, PERFORMANCE]
+SESSION_DOCS = [CLI, RECOVERY]
+"""Pages whose every example (diagrams aside) is run or says why it is not."""
 
 
 # --- docs/cli.md: shell sessions ------------------------------------------------------
@@ -101,29 +100,39 @@ SETUPS: dict[str, Callable[[Shell, Path], None]] = {
 """What a session starts from, where the doc only says it in words."""
 
 
-@pytest.mark.parametrize("name", sessions(CLI))
-def test_cli_md_sessions_print_what_the_doc_shows(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("doc", "name"),
+    [(doc, name) for doc in SESSION_DOCS for name in sessions(doc)],
+    ids=lambda x: x.name if isinstance(x, Path) else x,
+)
+def test_shell_sessions_print_what_the_doc_shows(doc: Path, name: str, tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     env = shell_environment(tmp_path / "bin", sys.executable)
-    session = Session(CLI, name, SETUPS.get(name))
-    mismatches = session.run(root, env, tmp_path)
+    mismatches = Session(doc, name, SETUPS.get(name)).run(root, env, tmp_path)
     if mismatches:
+        page = doc.relative_to(REPO)
         pytest.fail(
-            f"{len(mismatches)} example(s) of session {name!r} in docs/cli.md print something "
-            "else now (`python -m tests.docs.runner docs/cli.md SESSION` shows what they "
-            "print):\n\n" + "\n\n".join(map(str, mismatches)),
+            f"{len(mismatches)} example(s) of session {name!r} in {page} print something else "
+            f"now (`python -m tests.docs.runner {page} {name}` shows what they print):\n\n"
+            + "\n\n".join(map(str, mismatches)),
             pytrace=False,
         )
 
 
-def test_every_example_in_cli_md_is_run_or_says_why_not() -> None:
-    unmarked = [b.where for b in blocks(CLI) if b.kind is None]
+def test_every_example_is_run_or_says_why_not() -> None:
+    unmarked = [
+        b.where
+        for doc in SESSION_DOCS
+        for b in blocks(doc)
+        if b.kind is None and b.lang != "mermaid"
+    ]
     assert not unmarked, (
         "mark each block with <!-- doctest: SESSION … --> (tests/docs/runner.py) or "
         f"<!-- not tested: WHY -->: {unmarked}"
     )
-    assert set(SETUPS) <= set(sessions(CLI)), "a setup for a session the page no longer has"
+    named = {name for doc in SESSION_DOCS for name in sessions(doc)}
+    assert set(SETUPS) <= named, "a setup for a session no page has any more"
 
 
 # --- Python agents in the README and docs/agents.md ------------------------------------
@@ -203,6 +212,64 @@ async def test_the_python_agent_runs_as_a_script(doc: Path, tmp_path: Path) -> N
     assert all(h.status == HunkStatus.APPLIED for h in state.hunks.values())
     if "render_markdown" in block.text:
         assert "# Handoff: Add retries" in printed
+
+
+# --- docs/editors.md: the Neovim configuration ------------------------------------------
+
+EDITORS = REPO / "docs" / "editors.md"
+SHOW_DIAGNOSTICS = """
+local ok = vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 20)
+local out = assert(io.open(vim.env.REPORT, 'w'))
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  out:write(d.source .. ':' .. (d.lnum + 1) .. ': ' .. d.message .. '\\n')
+end
+out:close()
+vim.cmd(ok and 'qall!' or 'cquit 1')
+"""
+
+
+async def test_the_neovim_config_shows_a_proposal(tmp_path: Path) -> None:
+    """The `init.lua` of "Neovim 0.7 – 0.9", as given, in the Neovim `make test` installs:
+    opening a file with a pending hunk shows the hunk as a diagnostic from `baton serve`."""
+    nvim = shutil.which("nvim")
+    assert nvim, "nvim is not installed: `make test` installs it (apt-get install neovim)"
+    heading = EDITORS.read_text(encoding="utf-8").splitlines().index("## Neovim 0.7 – 0.9")
+    config = next(b for b in blocks(EDITORS) if b.lang == "lua" and b.line > heading)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    async with await Worker.open(root, worker_id="agent") as worker:
+        task = await worker.begin("Type hints")
+        await task.propose("calc.py", "def add(a: int, b: int) -> int:\n    return a + b\n")
+    (tmp_path / "init.lua").write_text(config.text)
+    (tmp_path / "show.lua").write_text(SHOW_DIAGNOSTICS)
+    env = shell_environment(tmp_path / "bin", sys.executable)
+    env.update(
+        REPORT=str(tmp_path / "report"),
+        **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE")},
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    proc = await asyncio.create_subprocess_exec(
+        nvim,
+        "--headless",
+        "-n",
+        "-i",
+        "NONE",
+        "-u",
+        str(tmp_path / "init.lua"),
+        "-c",
+        f"luafile {tmp_path / 'show.lua'}",
+        "calc.py",
+        cwd=root,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, f"{config.where}: no diagnostic in Neovim\n{out.decode()}"
+    report = (tmp_path / "report").read_text()
+    assert report == "baton:1: Agent proposes: change 1 line: def add(a: int, b: int) -> int:\n"
 
 
 # --- names the docs give ---------------------------------------------------------------
