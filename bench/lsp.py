@@ -48,6 +48,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from baton import keys
 from baton.agent import Task, Worker
 from baton.changes import build_change
 from baton.lsp.client import ScriptedEditor
@@ -57,7 +58,6 @@ from baton.models import (
     OpKind,
     StepSet,
     StepStatus,
-    derive_key,
 )
 from baton.store import NewOp, digest
 
@@ -99,7 +99,7 @@ def _wide_name(i: int) -> str:
 
 def _pad_op(task: Task, i: int, files: list[tuple[str, bytes]]) -> NewOp:
     """One op of what an agent records between proposals (see the module docstring)."""
-    key = f"{task.id}:{{}}:{derive_key('pad', i)}"
+    key = f"{task.id}:{{}}:{keys.derive('pad', i)}"
     r = i % 10
     if r < 4:
         path, data = files[i % len(files)]

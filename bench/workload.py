@@ -15,7 +15,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from baton.models import ContextRead, ContextText, OpKind, StepSet, StepStatus, derive_key
+from baton import keys
+from baton.models import ContextRead, ContextText, OpKind, StepSet, StepStatus
 from baton.store import NewOp, digest
 from baton.workspace import Workspace
 
@@ -38,7 +39,7 @@ def payload_for(i: int) -> tuple[OpKind, StepSet | ContextText]:
 
 def op_id(kind: OpKind, i: int) -> str:
     """Shaped like the agent API's keys: task, kind, a 24-hex derived key."""
-    return f"{TASK_ID}:{kind.value}:{derive_key(TASK_ID, i)}"
+    return keys.recorded(TASK_ID, kind, (TASK_ID, i))
 
 
 def new_op(i: int, epoch: int) -> NewOp:
@@ -77,7 +78,7 @@ def read_op(i: int, epoch: int, data: bytes) -> NewOp:
     path = f"src/module_{i:05d}.py"
     payload = ContextRead(path=path, hash=h, size=len(data))
     return NewOp(
-        f"{TASK_ID}:{OpKind.CONTEXT_READ.value}:{derive_key(path, h)}",
+        keys.recorded(TASK_ID, OpKind.CONTEXT_READ, (path, h)),
         TASK_ID,
         epoch,
         OpKind.CONTEXT_READ,
@@ -90,7 +91,7 @@ def inline_op(i: int, epoch: int, data: bytes) -> NewOp:
     """The same step with the 1 KB inline in a note: the state itself grows 1 KB a step."""
     payload = ContextText(text=data.decode())
     return NewOp(
-        f"{TASK_ID}:{OpKind.CONTEXT_NOTE.value}:{derive_key('inline', i)}",
+        keys.recorded(TASK_ID, OpKind.CONTEXT_NOTE, ('inline', i)),
         TASK_ID,
         epoch,
         OpKind.CONTEXT_NOTE,

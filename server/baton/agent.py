@@ -32,7 +32,7 @@ from typing import Literal, ParamSpec, TypeVar
 
 from pydantic import ValidationError
 
-from . import paths
+from . import keys, paths
 from .brief import HandoffBrief, build_brief
 from .changes import (
     MAX_DIFF_BYTES,
@@ -58,7 +58,6 @@ from .models import (
     StepStatus,
     TaskFinished,
     TaskState,
-    derive_key,
 )
 from .review import HunkNotFound
 from .store import LeaseHeld, NewOp, StaleEpoch, StoreError, digest
@@ -295,7 +294,7 @@ class Task:
     async def _record(
         self, kind: OpKind, payload: Model, key: object, blobs: dict[str, bytes] | None = None
     ) -> None:
-        op_id = f"{self.id}:{kind.value}:{derive_key(key)}"
+        op_id = keys.recorded(self.id, kind, key)
         await self.ws.record(NewOp(op_id, self.id, self.epoch, kind, payload, blobs or {}))
 
     async def state(self) -> TaskState:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from . import keys
 from .hunks import HunkSpec, diff_hunks
 from .limits import InvalidInput
-from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef, derive_key
+from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef
 from .store import digest
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -76,7 +77,7 @@ def build_change(
         seen[body_hash] += 1
         refs.append(
             HunkRef(
-                id=derive_key(task_id, path, body_hash, seen[body_hash])[:12],
+                id=keys.hunk_id(task_id, path, body_hash, seen[body_hash]),
                 base_line=spec.base_line,
                 old_count=len(spec.old_lines),
                 new_count=len(spec.new_lines),
@@ -90,7 +91,7 @@ def build_change(
         blobs[new_hash] = new
     base_hash = digest(base) if base is not None else None
     payload = ChangeProposed(
-        change_id=derive_key(task_id, path, base_hash, new_hash)[:16],
+        change_id=keys.change_id(task_id, path, base_hash, new_hash),
         path=path,
         kind=kind,
         base_hash=base_hash,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import paths, writes
+from . import keys, paths, writes
 from .faults import crash_point
 from .hashing import content_hash
 from .hunks import Lines, apply_located, join_lines, locate_tolerant, split_lines
@@ -139,7 +139,7 @@ def effect_id_for(state: TaskState, hunk: HunkState) -> str:
     failed = sum(
         1 for e in state.effects.values() if hunk.id in e.hunk_ids and e.status == "failed"
     )
-    return f"apply-{hunk.id}" + (f"-{failed}" if failed else "")
+    return keys.apply_effect(hunk.id, failed)
 
 
 async def apply_accepted(
@@ -401,7 +401,7 @@ class _Recorder:
             post_blob=post_hash if post is not None else None,
         )
         blobs = {post_hash: post} if post is not None and post_hash else {}
-        await self.ws.record(self._op(f"intent:{self.effect_id}", payload, blobs))
+        await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload, blobs))
 
     async def done(self, outcome: DoneOutcome) -> EffectResult:
         await self._settle(EffectDone(effect_id=self.effect_id, outcome=outcome))
@@ -413,16 +413,16 @@ class _Recorder:
 
     async def _settle(self, payload: EffectDone | EffectFailed) -> None:
         with contextlib.suppress(OpConflict):
-            await self.ws.record(self._op(f"settled:{self.effect_id}", payload))
+            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
 
-    def _op(self, key: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
+    def _op(self, op_id: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
         kind = {
             EffectIntent: OpKind.EFFECT_INTENT,
             EffectDone: OpKind.EFFECT_DONE,
             EffectFailed: OpKind.EFFECT_FAILED,
         }[type(payload)]
         return NewOp(
-            f"{self.task_id}:{key}",
+            op_id,
             self.task_id,
             self.epoch or 0,
             kind,

@@ -8,7 +8,6 @@ content hash of a row in the blob table, which keeps ops and checkpoints tiny.
 
 from __future__ import annotations
 
-import hashlib
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -395,12 +394,6 @@ class TaskState(Model):
     def dangling_effects(self) -> list[EffectState]:
         """File writes planned and never settled (notifications are not retried)."""
         return [e for e in self.effects.values() if e.status == "intent" and e.kind == "apply"]
-
-
-def derive_key(*parts: object) -> str:
-    """A deterministic idempotency key: the same inputs after a crash give the same key."""
-    text = "\x1f".join(str(p) for p in parts)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 class HunkBody(Model):

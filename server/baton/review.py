@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from . import keys
 from .changes import MAX_FILE_BYTES
 from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind
 from .store import NewOp, OpConflict, StoreError, digest
@@ -89,7 +90,7 @@ async def decide(
     payload = HunkReviewed(
         hunk_id=hunk_id, decision=decision, comment=comment, edited=edited_hash, reviewer=reviewer
     )
-    op = NewOp(f"{task_id}:review:{hunk_id}", task_id, 0, OpKind.HUNK_REVIEWED, payload, blobs)
+    op = NewOp(keys.review(task_id, hunk_id), task_id, 0, OpKind.HUNK_REVIEWED, payload, blobs)
     try:
         await ws.record(op)
     except OpConflict:

@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 import aiosqlite
 from pydantic import ValidationError
 
+from .. import keys
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
 from ..models import (
@@ -291,7 +292,7 @@ def _create(db: Db, task_id: str, payload: TaskCreated, now: float) -> Op:
         "INSERT INTO tasks(task_id, title, created) VALUES (?, ?, ?)",
         (task_id, payload.title, now),
     )
-    return _insert(db, f"{task_id}:created", task_id, 0, OpKind.TASK_CREATED, payload, now)
+    return _insert(db, keys.created(task_id), task_id, 0, OpKind.TASK_CREATED, payload, now)
 
 
 def _claim(db: Db, task_id: str, payload: TaskClaimed, now: float) -> int:
@@ -320,7 +321,7 @@ def _claim(db: Db, task_id: str, payload: TaskClaimed, now: float) -> int:
         "UPDATE tasks SET epoch = ?, worker = ?, lease_expires = ? WHERE task_id = ?",
         (epoch, payload.worker, now + payload.ttl, task_id),
     )
-    _insert(db, f"{task_id}:claimed:{epoch}", task_id, epoch, OpKind.TASK_CLAIMED, payload, now)
+    _insert(db, keys.claimed(task_id, epoch), task_id, epoch, OpKind.TASK_CLAIMED, payload, now)
     return epoch
 
 
@@ -675,7 +676,7 @@ class SqliteStore:
             payload = TaskReleased(worker=worker)
             _insert(
                 db,
-                f"{task_id}:released:{epoch}",
+                keys.released(task_id, epoch),
                 task_id,
                 epoch,
                 OpKind.TASK_RELEASED,
@@ -701,7 +702,7 @@ class SqliteStore:
             )
             return _insert(
                 db,
-                f"{task_id}:finished",
+                keys.finished(task_id),
                 task_id,
                 epoch,
                 OpKind.TASK_FINISHED,

@@ -1,0 +1,81 @@
+"""Every idempotency key Baton records, in one place.
+
+Exactly-once recording rests on these formats: a worker that replays its last calls after
+a crash, or two processes doing the same thing, must derive the same key from the same
+inputs, today and on a database written by any earlier version. A changed format silently
+breaks that on existing databases, so tests/unit/test_keys.py pins each one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from .models import OpKind
+
+
+def derive(*parts: object) -> str:
+    """A deterministic key from a call's inputs: the same inputs give the same key."""
+    text = "\x1f".join(str(p) for p in parts)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+# --- ops -------------------------------------------------------------------------------
+
+
+def created(task_id: str) -> str:
+    return f"{task_id}:created"
+
+
+def claimed(task_id: str, epoch: int) -> str:
+    return f"{task_id}:claimed:{epoch}"
+
+
+def released(task_id: str, epoch: int) -> str:
+    return f"{task_id}:released:{epoch}"
+
+
+def finished(task_id: str) -> str:
+    return f"{task_id}:finished"
+
+
+def recorded(task_id: str, kind: OpKind, inputs: object) -> str:
+    """An agent's own op (a read, a step, a remark, a proposal), keyed by its inputs."""
+    return f"{task_id}:{kind.value}:{derive(inputs)}"
+
+
+def review(task_id: str, hunk_id: str) -> str:
+    """One decision per hunk: a second, contradicting one collides with the first."""
+    return f"{task_id}:review:{hunk_id}"
+
+
+def intent(task_id: str, effect_id: str) -> str:
+    return f"{task_id}:intent:{effect_id}"
+
+
+def settled(task_id: str, effect_id: str) -> str:
+    """Done and failed share this key: whoever settles an effect first is the record."""
+    return f"{task_id}:settled:{effect_id}"
+
+
+# --- ids inside payloads ---------------------------------------------------------------
+
+
+def hunk_id(task_id: str, path: str, body_hash: str, nth: int) -> str:
+    """The same hunk text proposed again for the same file is the same hunk (its decision
+    stands); `nth` tells identical hunks of one proposal apart."""
+    return derive(task_id, path, body_hash, nth)[:12]
+
+
+def change_id(task_id: str, path: str, base_hash: str | None, new_hash: str | None) -> str:
+    return derive(task_id, path, base_hash, new_hash)[:16]
+
+
+def apply_effect(hunk_id: str, failed_before: int) -> str:
+    """Applying a hunk: the agent, `baton apply` and the editor record it once. A failed
+    attempt may be retried later under the next id."""
+    return f"apply-{hunk_id}" + (f"-{failed_before}" if failed_before else "")
+
+
+def notify_effect(change_id: str) -> str:
+    """Telling the developer about a proposal: once, by whichever server records it first."""
+    return f"notify-{change_id}"

@@ -1,0 +1,49 @@
+"""Golden values of every idempotency key (baton/keys.py).
+
+Exactly-once recording on an existing database rests on these formats: a worker that
+replays its last calls after upgrading Baton must derive the keys the old version wrote.
+These strings were computed by the code before the keys moved into one module; if this
+test fails, the change breaks every database already written — do not update the values,
+add a new key format beside the old one instead.
+"""
+
+from __future__ import annotations
+
+from baton import keys
+from baton.models import OpKind, StepStatus
+
+H = "ab" * 32
+
+
+def test_op_keys() -> None:
+    assert keys.created("t-1") == "t-1:created"
+    assert keys.claimed("t-1", 3) == "t-1:claimed:3"
+    assert keys.released("t-1", 3) == "t-1:released:3"
+    assert keys.finished("t-1") == "t-1:finished"
+    assert keys.review("t-1", "850c550a6890") == "t-1:review:850c550a6890"
+    assert keys.intent("t-1", "apply-850c550a6890") == "t-1:intent:apply-850c550a6890"
+    assert keys.settled("t-1", "notify-94f6") == "t-1:settled:notify-94f6"
+
+
+def test_keys_derived_from_inputs() -> None:
+    assert keys.derive("t", "a.py", 3) == "a74cf789e599a1f63fb3ecdd"
+    assert keys.recorded("t-1", OpKind.CONTEXT_READ, ("a.py", "0" * 64)) == (
+        "t-1:context.read:bac54a924f5739272a330f2d"
+    )
+    # What Task.step keys a step by. The tuple's str() holds the enum's repr, so a Python
+    # whose enum repr differs would derive other keys: this line would show it.
+    step = ("plan", StepStatus.DONE, "", 7)
+    assert keys.recorded("t-1", OpKind.STEP_SET, step) == "t-1:step.set:fafc39bf78e5b5c96f591f27"
+    note = ("café ☕ \ud800", None)  # non-ASCII and a lone surrogate from a JSON caller
+    assert keys.recorded("t-1", OpKind.CONTEXT_NOTE, note) == (
+        "t-1:context.note:d8ac79e4aca01781f4e399ef"
+    )
+
+
+def test_ids_inside_payloads() -> None:
+    assert keys.hunk_id("t-1", "a.py", H, 1) == "850c550a6890"
+    assert keys.change_id("t-1", "a.py", None, "cd" * 32) == "94f65ed0fc6d97cf"
+    assert keys.change_id("t-1", "a.py", H, None) == "df262784c435cbb9"
+    assert keys.apply_effect("850c550a6890", 0) == "apply-850c550a6890"
+    assert keys.apply_effect("850c550a6890", 2) == "apply-850c550a6890-2"
+    assert keys.notify_effect("94f65ed0fc6d97cf") == "notify-94f65ed0fc6d97cf"
