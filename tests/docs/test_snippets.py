@@ -272,6 +272,34 @@ async def test_the_neovim_config_shows_a_proposal(tmp_path: Path) -> None:
     assert report == "baton:1: Agent proposes: change 1 line: def add(a: int, b: int) -> int:\n"
 
 
+# --- the README's quick start ------------------------------------------------------------
+
+
+def found(pattern: str, text: str) -> str:
+    match = re.search(pattern, text, re.M)
+    assert match, f"no {pattern!r}"
+    return match[1]
+
+
+def test_the_quick_start_names_what_make_test_installs() -> None:
+    """The Debian packages and the code-server version the README lists for `make test`
+    are those the Makefile and vscode-client/e2e/install.sh install."""
+    text = README.read_text(encoding="utf-8")
+    bullet = found(r"^(- `make test`(?:.|\n)*?)\n\n", text)
+    listed = set(re.findall(r"`([a-z0-9][a-z0-9.+-]*)`", bullet)) - {"sudo", "apt-get"}
+    makefile = (REPO / "Makefile").read_text()
+    install = (REPO / "vscode-client" / "e2e" / "install.sh").read_text()
+    installed = {
+        pkg
+        for line in re.findall(r"apt-get install -y -qq ([^>)]+)", makefile)
+        for pkg in line.split()
+    }
+    installed |= set(found(r"for pkg in ([^;]+); do", install).split())
+    assert listed == installed, f"README: {sorted(listed)}; make test installs {sorted(installed)}"
+    version = found(r"^version=(\S+)", install)
+    assert f"code-server {version}" in bullet
+
+
 # --- names the docs give ---------------------------------------------------------------
 
 TEST_REF = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
