@@ -1,14 +1,17 @@
 """The docs' runnable snippets, run, so that what they show stays what Baton does.
 
-- docs/cli.md: every example marked `<!-- doctest: … -->` runs in bash against a real
-  temporary workspace, and what it prints is compared with what the page shows
-  (tests/docs/runner.py says how). Every `console` and `json` block of the page carries a
-  marker, `doctest` or `not tested: WHY`, so a new example cannot go unchecked unnoticed.
+- docs/cli.md (and recovery.md, should it show a session): every example marked
+  `<!-- doctest: … -->` runs in bash against a real temporary workspace, and what it prints
+  is compared with what the page shows (tests/docs/runner.py says how). Every block of
+  those pages but diagrams carries a marker, `doctest` or `not tested: WHY`, so a new
+  example cannot go unchecked unnoticed.
 - The Python agent in README.md and in docs/agents.md runs as a script in a temporary
   workspace, while a developer in this process accepts each hunk it proposes: its
   `wait_for_review` returns because a decision was recorded, never because time passed.
-- Paths of tests and modules that the docs name exist; the benchmark options that
-  docs/performance.md lists are the benchmark's.
+- docs/editors.md's Neovim 0.7–0.9 `init.lua` runs in the real Neovim and shows a hunk.
+- What the README says `make test` installs is what the Makefile and install.sh install;
+  tests and modules the docs name exist; the benchmark options docs/performance.md lists
+  are the benchmark's.
 """
 
 from __future__ import annotations
@@ -151,6 +154,17 @@ def agent_script(doc: Path) -> Block:
     return next(b for b in python if "from baton.agent import Worker" in b.text)
 
 
+async def finished(proc: asyncio.subprocess.Process, timeout: float = 60) -> bytes:
+    """What the process printed, once it exits; killed (and the test failed) if it hangs."""
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        out, _ = await proc.communicate()
+        raise AssertionError(f"still running after {timeout:.0f}s:\n{out.decode()}") from None
+    return out
+
+
 async def accept_as_proposed(root: Path, accepted: list[str]) -> None:
     """The developer, in this process: accepts each hunk once it is proposed. Looks again
     only when another connection committed (`PRAGMA data_version`)."""
@@ -197,7 +211,7 @@ async def test_the_python_agent_runs_as_a_script(doc: Path, tmp_path: Path) -> N
     accepted: list[str] = []
     developer = asyncio.create_task(accept_as_proposed(root, accepted))
     try:
-        out, _ = await asyncio.wait_for(agent.communicate(), 60)
+        out = await finished(agent)
     finally:
         developer.cancel()
         await asyncio.gather(developer, return_exceptions=True)
@@ -266,7 +280,7 @@ async def test_the_neovim_config_shows_a_proposal(tmp_path: Path) -> None:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
-    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    out = await finished(proc)
     assert proc.returncode == 0, f"{config.where}: no diagnostic in Neovim\n{out.decode()}"
     report = (tmp_path / "report").read_text()
     assert report == "baton:1: Agent proposes: change 1 line: def add(a: int, b: int) -> int:\n"
