@@ -44,6 +44,7 @@ from .changes import (
     decode_text,
 )
 from .effects import EffectResult, apply_accepted, content_hash, recover_effects
+from .hashing import digest
 from .hunks import DiffError, FilePatch, apply_file_patch, parse_patch
 from .limits import InvalidInput, lease_seconds
 from .models import (
@@ -60,7 +61,7 @@ from .models import (
     TaskState,
 )
 from .review import HunkNotFound
-from .store import LeaseHeld, NewOp, StaleEpoch, StoreError, digest
+from .store import LeaseHeld, NewOp, StaleEpoch, StoreError
 from .store.sqlite import Clock
 from .workspace import Workspace
 

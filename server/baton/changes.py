@@ -12,10 +12,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import keys
+from .hashing import digest
 from .hunks import HunkSpec, diff_hunks
 from .limits import InvalidInput
 from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef
-from .store import digest
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_HUNKS_PER_CHANGE = 2000

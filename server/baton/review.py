@@ -11,8 +11,9 @@ import json
 
 from . import keys
 from .changes import MAX_FILE_BYTES
+from .hashing import digest
 from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind
-from .store import NewOp, OpConflict, StoreError, digest
+from .store import NewOp, OpConflict, StoreError
 from .workspace import Workspace
 
 

@@ -22,8 +22,16 @@ from pydantic import ValidationError
 
 from .faults import crash_point
 from .fold import apply_or_note
+from .hashing import digest
 from .models import Op, StepSet, StepStatus, TaskState
-from .store import NewOp, SqliteStore, StoredCheckpoint, StoreUnavailable, TaskNotFound, digest
+from .store import (
+    NewOp,
+    SqliteStore,
+    Store,
+    StoredCheckpoint,
+    StoreUnavailable,
+    TaskNotFound,
+)
 from .store.sqlite import Clock
 
 log = logging.getLogger(__name__)
@@ -63,7 +71,7 @@ class Recovery:
 
 
 class Workspace:
-    def __init__(self, root: Path, store: SqliteStore, checkpoint_every: int) -> None:
+    def __init__(self, root: Path, store: Store, checkpoint_every: int) -> None:
         self.root = root
         self.store = store
         self.checkpoint_every = checkpoint_every

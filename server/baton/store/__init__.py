@@ -1,7 +1,9 @@
-"""Durable storage behind a small interface; SQLite is the one backend today."""
+"""Durable storage behind the `Store` protocol; SQLite is the one backend today."""
 
+from ..hashing import digest
 from .base import (
     BlobMissing,
+    Health,
     LeaseHeld,
     NewOp,
     OpConflict,
@@ -15,10 +17,11 @@ from .base import (
     TaskExists,
     TaskNotFound,
 )
-from .sqlite import SqliteStore, digest
+from .sqlite import SqliteStore
 
 __all__ = [
     "BlobMissing",
+    "Health",
     "LeaseHeld",
     "NewOp",
     "OpConflict",

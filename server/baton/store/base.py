@@ -1,16 +1,18 @@
 """The store interface: what the rest of Baton needs from a durable backend.
 
-Kept small on purpose (append, read after an LSN, blobs, checkpoints, claim / lease) so
-that a PostgreSQL backend for workers on many machines can stand beside SQLite later.
+Everything a backend must do, and nothing SQLite-specific: the log, blobs, tasks and
+leases, checkpoints, repair, health. A PostgreSQL backend for workers on many machines is
+the next implementation of it.
 Errors are typed so that each entry point can turn them into one clear line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..models import UNFENCED_KINDS, Model, Op, OpKind, TaskInfo
+from ..models import UNFENCED_KINDS, Model, Op, OpKind, TaskFinished, TaskInfo
 
 
 class StoreError(Exception):
@@ -89,20 +91,56 @@ class SetAside:
     moved: float
 
 
-class Store(Protocol):
+class Health(Protocol):
+    """What happened to the database that its users should hear, apart from any one call."""
+
+    read_only: bool
+    """Opened read-only (a read-only mount, a copy from a backup): shown, not written."""
+    notices: list[str]
+    """Things the user should be told once (the server shows them): a file put back …"""
+    generation: int
+    """Bumped when the store moves to another database: every cached state is void."""
+
+
+class Store(Health, Protocol):
+    """The durable backend. Everything above it — Workspace, effects, every face — is
+    typed against this protocol, so a second backend stands beside SQLite without any
+    caller changing. `clock` is the store's: leases are judged by it, never by a caller."""
+
+    clock: Callable[[], float]
+
+    # --- the log ----------------------------------------------------------------------
+
     async def append(self, op: NewOp) -> Op:
         """Record `op` exactly once: an existing op_id with the same content returns the
         stored entry; with other content raises OpConflict; a stale epoch raises
-        StaleEpoch (for fenced kinds). All checks and the write share one transaction."""
+        StaleEpoch (fenced ops; checked before the op_id). Checks and write share one
+        transaction."""
         ...
 
-    async def ops_after(self, lsn: int, task_id: str | None = None) -> list[Op]: ...
+    async def ops_after(self, lsn: int, task_id: str | None = None) -> list[Op]:
+        """Ops above `lsn` in order; a row this Baton cannot read is an `unreadable` op."""
+        ...
 
     async def last_lsn(self) -> int: ...
 
-    async def get_blob(self, digest: str) -> bytes: ...
+    async def data_version(self) -> int:
+        """Changes whenever another connection commits: a cheap 'anything new?'."""
+        ...
+
+    # --- blobs ------------------------------------------------------------------------
+
+    async def get_blob(self, digest: str) -> bytes:
+        """BlobMissing if absent; StoreUnavailable if its content fails its hash."""
+        ...
+
+    async def get_blobs(self, digests: list[str]) -> dict[str, bytes]:
+        """Many at once; the missing or corrupt ones are simply absent."""
+        ...
 
     async def put_blob(self, data: bytes) -> str: ...
+
+    # --- tasks and leases -------------------------------------------------------------
 
     async def create_task(self, task_id: str, title: str, instruction: str) -> Op: ...
 
@@ -112,22 +150,28 @@ class Store(Protocol):
         """Create a task and claim it in one transaction: a refused claim leaves no task."""
         ...
 
-    async def check_epoch(self, task_id: str, epoch: int) -> None:
-        """StaleEpoch unless `epoch` is the open task's current one (a write's last look)."""
-        ...
-
     async def claim(self, task_id: str, worker: str, ttl: float) -> int:
         """Take the task if nobody else holds a live lease; returns the new epoch. The
         worker that holds it already gets its epoch back with the lease renewed."""
+        ...
+
+    async def check_epoch(self, task_id: str, epoch: int) -> None:
+        """StaleEpoch unless `epoch` is the open task's current one (a write's last look)."""
         ...
 
     async def heartbeat(self, task_id: str, worker: str, epoch: int, ttl: float) -> None: ...
 
     async def release(self, task_id: str, worker: str, epoch: int) -> None: ...
 
+    async def finish(self, task_id: str, epoch: int, payload: TaskFinished) -> Op:
+        """task.finished, fenced, and the task closed, in one transaction."""
+        ...
+
     async def tasks(self) -> list[TaskInfo]: ...
 
     async def task(self, task_id: str) -> TaskInfo: ...
+
+    # --- checkpoints ------------------------------------------------------------------
 
     async def checkpoint_before(
         self, task_id: str, lsn: int | None = None
@@ -137,8 +181,20 @@ class Store(Protocol):
 
     async def write_checkpoint(self, checkpoint: StoredCheckpoint) -> None: ...
 
-    async def data_version(self) -> int:
-        """Changes whenever another connection commits: a cheap 'anything new?'."""
+    async def delete_checkpoints(self) -> int: ...
+
+    # --- repair and integrity ---------------------------------------------------------
+
+    async def set_aside(self, lsn: int, reason: str) -> None:
+        """Move an op out of the log, whole, into a table beside it (`baton repair`)."""
+        ...
+
+    async def put_back(self, lsn: int) -> None: ...
+
+    async def set_aside_ops(self) -> list[SetAside]: ...
+
+    async def integrity_check(self) -> list[str]:
+        """The backend's own check plus references its schema cannot express."""
         ...
 
     async def close(self) -> None: ...
