@@ -11,13 +11,18 @@ One run = one real workspace, three kinds of real processes working on it at onc
 - a CLI reviewer: one `python -m baton accept|reject HUNK` process per decision for c1.py
   and c2.md, retried after every death.
 
-A seeded chaos monkey SIGKILLs a randomly chosen one of them at random instants, several
-times per run; some incarnations are also armed with a crash point (BATON_CRASH_AT) so
-kills land exactly on an operation boundary; and some runs kill the taking-over worker
-while it recovers, several times in a row. When everyone has finished, the history is
-checked against the model (see `check`). Everything random comes from the run's seed, so
-`python -m tests.torture --seed S --runs 1` replays a failing run's schedule (the OS still
-decides the exact interleaving, so a timing-dependent failure may need a few tries).
+A seeded chaos monkey SIGKILLs them several times per run. The seed chooses each strike's
+victim — every kind at least once when a run has three strikes or more — and its delay,
+counted from the moment that victim is up (a process that ends first passes the strike on
+to its next incarnation, sooner). A strike waits for its victim, and one still owed when
+the victim is about to finish for good lands then (see `last_chance`): which processes die,
+and how often, depends on the seed alone, never on the machine's speed or load. Some
+incarnations are also armed with a crash point (BATON_CRASH_AT) so kills land exactly on
+an operation boundary; and some runs kill the taking-over worker while it recovers,
+several times in a row. When everyone has finished, the history is checked against the
+model (see `check`). Everything random comes from the run's seed, so `python -m
+tests.torture --seed S --runs 1` replays a failing run's schedule (the OS still decides
+the exact interleaving, so a timing-dependent failure may need a few tries).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -71,6 +76,28 @@ LOST_STATUS = 255
 pid …, will report returncode 255"): seen now and then under load, with empty stderr."""
 
 
+@dataclass(frozen=True)
+class Strike:
+    """One SIGKILL the monkey owes a kind of process."""
+
+    victim: str
+    delay: float
+    """Seconds from the moment the victim is up (halved for each incarnation it misses)."""
+
+
+def plan_strikes(seed: int, kills: int) -> list[Strike]:
+    """`kills` strikes for a run: each kind of process once, in a seeded order, then
+    victims drawn at random. Its own generator: the plan does not depend on what else the
+    run draws, nor when."""
+    rng = random.Random(f"strikes {seed}")
+    victims = rng.sample(PROCESSES, min(kills, len(PROCESSES)))
+    victims += [rng.choice(PROCESSES) for _ in range(kills - len(victims))]
+    # A CLI decision lives for a Python start-up; the agent and the server for the run.
+    return [
+        Strike(v, rng.uniform(0, 0.5) if v == "cli" else rng.uniform(0.05, 1.5)) for v in victims
+    ]
+
+
 class ServerDied(Exception):
     pass
 
@@ -88,6 +115,10 @@ class Stats:
     runs: int = 0
     kills: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(process, phase) -> SIGKILLs delivered (by the monkey or by an armed crash point)."""
+    planned: Counter[str] = field(default_factory=Counter)
+    """process -> strikes the monkey planned."""
+    strikes: Counter[str] = field(default_factory=Counter)
+    """process -> strikes the monkey delivered (all planned ones, unless a run failed)."""
     faults: Counter[str] = field(default_factory=Counter)
     """crash points armed that fired, by process:point."""
     recovery_chains: int = 0
@@ -105,6 +136,8 @@ class Stats:
     def merge_run(self, seed: int, run: Run) -> None:
         self.runs += 1
         self.kills.update(run.kills)
+        self.planned.update(s.victim for s in run.plan)
+        self.strikes.update(run.strikes)
         self.faults.update(run.faults)
         self.restarts.update(run.restarts)
         self.fenced += run.fenced
@@ -131,7 +164,15 @@ class Run:
         self.root = root
         self.seed = seed
         self.rng = random.Random(seed)
-        self.kills_planned = kills
+        self.plan = plan_strikes(seed, kills)
+        self.owed = Counter(s.victim for s in self.plan)
+        """process -> strikes not delivered yet."""
+        self.strikes: Counter[str] = Counter()
+        self.hurry: set[str] = set()
+        """Victims about to finish for good: what is owed to them lands now."""
+        self.done: set[str] = set()
+        """Processes whose loop ended: nothing will start them again."""
+        self._poke = asyncio.Event()
         self.quiet = quiet
         self.kills: Counter[tuple[str, str]] = Counter()
         self.faults: Counter[str] = Counter()
@@ -158,7 +199,6 @@ class Run:
         self.we_killed_server = False
         self.disk: dict[str, str] = {}
         """uri -> the file's text when the editor last loaded or saved it."""
-        self.finished = asyncio.Event()
         self.ws: Workspace | None = None
 
     # --- the model's view of the store ---------------------------------------------------
@@ -214,9 +254,11 @@ class Run:
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
             )
+            self.poke()
             _, err = await self.agent.communicate()
             code = self.agent.returncode
             proc, self.agent = self.agent, None
+            self.poke()
             if code == 0:
                 state = await self.state()
                 if state is not None and state.status == "done":
@@ -267,6 +309,9 @@ class Run:
                 await asyncio.sleep(0.05)
                 continue
             hunk = todo[0]
+            last = len(todo) == 1 and self.all_proposed(state)
+            if last:  # the agent cannot finish before this decision: its strikes land now
+                await self.last_chance("agent", every=True)
             decision = self.wanted(hunk)
             args = ["accept", hunk.id] if decision == Decision.ACCEPTED else ["reject", hunk.id]
             if decision == Decision.REJECTED:
@@ -284,9 +329,13 @@ class Run:
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
             )
+            self.poke()
+            if last:  # no CLI process after this one: a strike still owed lands on it
+                await self.last_chance("cli")
             _, err = await self.cli.communicate()
             code = self.cli.returncode
             self.cli, self.cli_hunk = None, None
+            self.poke()
             if code == 0:
                 self.confirmed[hunk.id] = decision
             elif code == -signal.SIGKILL:
@@ -405,6 +454,8 @@ class Run:
                 await asyncio.sleep(0.05)
                 continue
             hunk = todo[0]
+            if len(todo) == 1 and self.all_proposed(state):
+                await self.last_chance("agent", every=True)  # as in cli_loop
             if hunk.path in OPEN_IN_EDITOR:
                 self.sync(editor, hunk.path)
             # The developer decides what the server shows them, not what the log holds.
@@ -448,7 +499,9 @@ class Run:
             editor: ScriptedEditor | None = None
             try:
                 self.editor = editor = await self.start_editor()
+                self.poke()
                 if await self.editor_session(editor):
+                    await self.last_chance("server")  # before it shuts down for good
                     await self.guard(editor, editor.client.shutdown_async(None))
                     editor.client.exit(None)
                     with contextlib.suppress(Exception):
@@ -465,6 +518,7 @@ class Run:
                     raise
                 assert server is not None
                 await server.wait()
+                self.poke()
                 code = server.returncode
                 if self.we_killed_server:
                     pass  # counted by the monkey
@@ -500,16 +554,83 @@ class Run:
 
     # --- the chaos monkey ----------------------------------------------------------------
 
+    def poke(self) -> None:
+        """Wake whoever waits in `wait_until`: a process started or ended, a loop is done,
+        a victim is hurried."""
+        self._poke.set()
+        self._poke = asyncio.Event()
+
+    async def wait_until(self, condition: Callable[[], bool], timeout: float | None = None) -> bool:
+        """Whether `condition` came true (re-checked at every poke) within `timeout`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not condition():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poke.wait(), left)
+        return True
+
+    def alive(self, victim: str) -> asyncio.subprocess.Process | None:
+        """The victim's current incarnation, if it is up and may be killed now."""
+        if victim == "agent":
+            proc = self.agent
+        elif victim == "cli":
+            proc = self.cli if self.cli_hunk is not None else None
+        else:
+            proc = self.editor.client._server if self.editor is not None else None
+        return proc if proc is not None and proc.returncode is None else None
+
     async def monkey(self) -> None:
-        for _ in range(self.kills_planned):
-            await asyncio.sleep(self.rng.uniform(0.05, 1.5))
-            if self.finished.is_set():
-                return
-            order = list(PROCESSES)
-            self.rng.shuffle(order)
-            for victim in order:
-                if await self.kill(victim):
+        await asyncio.gather(
+            *(
+                self.striker(victim, [s for s in self.plan if s.victim == victim])
+                for victim in PROCESSES
+            )
+        )
+
+    async def striker(self, victim: str, strikes: list[Strike]) -> None:
+        """Deliver each strike on `victim`: wait until it is up, then for the delay (or
+        until it is hurried); if that incarnation ended first, the next one, sooner."""
+        for strike in strikes:
+            delay = strike.delay
+            while True:
+                await self.wait_until(lambda: self.alive(victim) is not None or victim in self.done)
+                target = self.alive(victim)
+                if target is None:
+                    self.owed[victim] = 0  # finished for good: nothing left to kill
+                    self.poke()
+                    return
+                await self.wait_until(
+                    lambda: self.alive(victim) is not target or victim in self.hurry,  # noqa: B023
+                    delay,
+                )
+                if self.alive(victim) is target and await self.kill(victim):
+                    self.strikes[victim] += 1
+                    self.owed[victim] -= 1
+                    self.poke()
                     break
+                delay /= 2
+
+    async def last_chance(self, victim: str, every: bool = False) -> None:
+        """`victim` is about to finish for good: a strike still owed to it lands now, on
+        its current incarnation (`every`: all of them, on as many incarnations as it
+        takes; for the agent, whose every death brings another)."""
+        owed = self.owed[victim]
+        if not owed:
+            return
+        self.hurry.add(victim)
+        self.poke()
+        try:
+            await self.wait_until(
+                lambda: (
+                    self.owed[victim] == 0
+                    or victim in self.done
+                    or (not every and self.owed[victim] < owed)
+                )
+            )
+        finally:
+            self.hurry.discard(victim)
 
     async def kill(self, victim: str) -> bool:
         if victim == "agent":
@@ -518,7 +639,8 @@ class Run:
                 return False
             proc.killed_by_monkey = True  # type: ignore[attr-defined]
             proc.send_signal(signal.SIGKILL)
-            await proc.wait()
+            if await proc.wait() != -signal.SIGKILL:
+                return False  # it had just ended by itself
             recovering = self.chain_planned > 0 and self.chain_left < self.chain_planned
             phase = await self.agent_phase()
             self.kills["agent", f"{phase} (recovery chain)" if recovering else phase] += 1
@@ -528,7 +650,8 @@ class Run:
             if proc is None or proc.returncode is not None or hunk is None:
                 return False
             proc.send_signal(signal.SIGKILL)
-            await proc.wait()
+            if await proc.wait() != -signal.SIGKILL:
+                return False  # it had just ended by itself
             state = await self.state()
             decided = state is not None and state.hunks[hunk.id].status != HunkStatus.PENDING
             self.kills["cli", "after decision" if decided else "before decision"] += 1
@@ -540,7 +663,9 @@ class Run:
         self.we_killed_server = True
         hunk, saving = self.server_hunk, self.server_saving
         editor.kill_server()
-        await server.wait()
+        if await server.wait() != -signal.SIGKILL:
+            self.we_killed_server = False  # it ended by itself: the editor loop reports why
+            return False
         if saving:
             phase = "save/settle"
         elif hunk is None:
@@ -559,7 +684,7 @@ class Run:
 
     # --- the run -------------------------------------------------------------------------
 
-    async def guarded(self, loop: Awaitable[None]) -> None:
+    async def guarded(self, name: str, loop: Awaitable[None]) -> None:
         """A loop that fails records the run as failed (with where), and stops the run."""
         try:
             await loop
@@ -570,6 +695,9 @@ class Run:
             where = "".join(traceback.format_exception(e)[-6:])
             self.failures.append(f"{type(e).__name__}: {e}\n{where}")
             raise RunFailed() from e
+        finally:
+            self.done.add(name)
+            self.poke()
         if self.failures:
             raise RunFailed()
 
@@ -577,9 +705,9 @@ class Run:
         agent.setup(self.root)
         self.ws = await Workspace.open(self.root)
         jobs = [
-            asyncio.create_task(self.guarded(self.agent_loop())),
-            asyncio.create_task(self.guarded(self.editor_loop())),
-            asyncio.create_task(self.guarded(self.cli_loop())),
+            asyncio.create_task(self.guarded("agent", self.agent_loop())),
+            asyncio.create_task(self.guarded("server", self.editor_loop())),
+            asyncio.create_task(self.guarded("cli", self.cli_loop())),
         ]
         monkey = asyncio.create_task(self.monkey())
         try:
@@ -593,7 +721,6 @@ class Run:
                 f"pending {len(self.pending(state, tuple(agent.PROPOSED)))})"
             )
         finally:
-            self.finished.set()
             monkey.cancel()
             for job in [*jobs, monkey]:
                 job.cancel()
@@ -779,6 +906,8 @@ def summary(stats: Stats, elapsed: float) -> str:
         "faults injected (armed crash points that fired): "
         + (", ".join(f"{k} {n}" for k, n in sorted(stats.faults.items())) or "none")
         + f"; total {sum(stats.faults.values())}",
+        "monkey strikes delivered/planned: "
+        + ", ".join(f"{p} {stats.strikes[p]}/{stats.planned[p]}" for p in PROCESSES),
         f"recovery chains (taking-over workers killed repeatedly): {stats.recovery_chains}",
         "restarts: " + ", ".join(f"{p} {stats.restarts[p]}" for p in PROCESSES),
         f"workers fenced by a takeover: {stats.fenced}",
@@ -802,7 +931,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=20261129, help="first seed (runs use seed+i)")
     p.add_argument("--runs", type=int, default=1000, help="at most this many runs")
     p.add_argument("--budget", type=float, default=450, help="start no run after this (s)")
-    p.add_argument("--kills", type=int, default=4, help="monkey kills per run, at most")
+    p.add_argument(
+        "--kills", type=int, default=4, help="monkey kills per run (3 or more: each kind once)"
+    )
     p.add_argument("--jobs", type=int, default=4, help="runs at a time")
     p.add_argument("--keep", action="store_true", help="keep failed runs' workspaces")
     a = p.parse_args(argv)
