@@ -45,7 +45,6 @@ from .changes import (
 )
 from .effects import EffectResult, apply_accepted, content_hash, recover_effects
 from .hashing import digest
-from .hunks import DiffError, FilePatch, apply_file_patch, parse_patch
 from .limits import InvalidInput, lease_seconds
 from .models import (
     ContextListed,
@@ -60,6 +59,7 @@ from .models import (
     TaskFinished,
     TaskState,
 )
+from .patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from .review import HunkNotFound
 from .store import LeaseHeld, NewOp, StaleEpoch, StoreError
 from .store.sqlite import Clock

@@ -23,9 +23,9 @@ from . import __version__
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
 from .brief import render_markdown
 from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
-from .hunks import DiffDoesNotApply, DiffError
 from .limits import InvalidInput, counter
 from .models import Decision, HunkState, HunkStatus, StepStatus, UnreadableOp
+from .patch import DiffDoesNotApply, DiffError
 from .paths import PathRefused
 from .review import HunkNotFound, ReviewRefused, decide, find_hunk
 from .store import (

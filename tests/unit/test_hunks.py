@@ -9,20 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baton.hunks import (
-    DiffDoesNotApply,
-    DiffError,
-    FilePatch,
     HunkSpec,
     Lines,
     apply_at,
-    apply_file_patch,
     diff_hunks,
     join_lines,
     locate,
-    parse_patch,
     render_hunk,
     split_lines,
 )
+from baton.patch import DiffDoesNotApply, DiffError, FilePatch, apply_file_patch, parse_patch
 
 FAST = settings(max_examples=200, deadline=None)
 

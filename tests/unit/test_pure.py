@@ -6,7 +6,18 @@ from __future__ import annotations
 import subprocess
 import sys
 
-PURE = ("changes", "fold", "hunks", "paths", "brief", "placement", "keys", "hashing", "limits")
+PURE = (
+    "changes",
+    "fold",
+    "hunks",
+    "patch",
+    "paths",
+    "brief",
+    "placement",
+    "keys",
+    "hashing",
+    "limits",
+)
 IO = ("aiosqlite", "sqlite3", "asyncio", "pygls", "lsprotocol", "mcp")
 
 
