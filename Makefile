@@ -19,12 +19,14 @@ $(VENV)/.bench: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m baton demo
 
-# Real editors the tests drive (tests/editors/): Neovim from Debian, installed if missing.
+# Real editors the tests drive (tests/editors/): Neovim, and Vim with ALE (an editor
+# without workspace/applyEdit), from Debian, installed if missing.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 editors:
-	@command -v nvim >/dev/null || ( \
+	@command -v nvim >/dev/null && command -v vim >/dev/null && \
+	  [ -d /usr/share/vim/vimfiles/pack/dist-bundle/opt/ale ] || ( \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq neovim >/dev/null )
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq neovim vim vim-ale >/dev/null )
 
 test: $(STAMP) lint editors vscode vscode-e2e
 	$(BIN)/python -m pytest

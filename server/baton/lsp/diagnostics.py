@@ -24,8 +24,16 @@ SEVERITY = {
 }
 
 
-def message(p: Placed) -> str:
+HELD = "Accepted, not in the file yet"
+HELD_MESSAGE = f'{HELD}: run the code action "Baton: Put in buffer", then save'
+HELD_MESSAGE_WITHOUT_ACTION = f"{HELD}: close the file and run `baton apply`"
+"""An accepted hunk in a buffer of a client that cannot take edits: nothing else writes it."""
+
+
+def message(p: Placed, held: str | None = None) -> str:
     s = p.hunk.summary
+    if held and p.shown == Shown.ACCEPTED:
+        return f"{held} ({s})"
     return {
         Shown.PENDING: f"Agent proposes: {s}",
         Shown.ACCEPTED: f"Accepted, not applied yet: {s}",
@@ -37,10 +45,13 @@ def message(p: Placed) -> str:
 
 
 def diagnostics_for(ls: BatonServer, view: FileView) -> list[types.Diagnostic]:
+    held = None
+    if view.version is not None and not ls.writes_files():
+        held = HELD_MESSAGE if ls.takes_action_edits() else HELD_MESSAGE_WITHOUT_ACTION
     return [
         types.Diagnostic(
             range=ls.line_range(view.lines, p.line, p.count),
-            message=message(p),
+            message=message(p, held),
             severity=SEVERITY[p.shown],
             source=SOURCE,
             code=p.hunk.id,
@@ -54,15 +65,21 @@ def diagnostics_for(ls: BatonServer, view: FileView) -> list[types.Diagnostic]:
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
+        from .commands import took_edits
+
         async with ls.working():
             await ls.republish([params.text_document.uri])
+            await took_edits(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
+        from .commands import took_edits
+
         uri = params.text_document.uri
         if uri in ls.views:
             async with ls.working():
                 await ls.republish([uri])
+                await took_edits(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -2,7 +2,8 @@
 
 On `initialized` the server opens each workspace folder's database, settles effects a
 crash left half-done (from the files on disk, before any buffer is open), publishes every
-file with something to show, and tells the developer what was restored.
+file with something to show, and tells the developer what was restored. For a client that
+cannot take edits it writes nothing while doing so (see `BatonServer.writes_files`).
 
 Then it watches: `PRAGMA data_version` changes when another connection commits, and
 reading it costs no disk I/O, so polling it every 50 ms notices an agent's commit fast
@@ -24,6 +25,7 @@ from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
 from . import protocol as p
+from .commands import settle_if_written
 from .server import EDITOR, BatonServer
 
 log = logging.getLogger(__name__)
@@ -55,7 +57,10 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
                     continue  # open in the editor: its save settles it, never a write behind it
                 try:
-                    await settle(ws, task_id, effect)
+                    if ls.writes_files():
+                        await settle(ws, task_id, effect)
+                    else:  # any file may sit in a buffer we are not told of yet
+                        await settle_if_written(ws, task_id, effect)
                 except StoreError as e:
                     ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
             await finish_editor_accepts(ls, ws, task_id)
@@ -76,7 +81,11 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
 
 async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) -> None:
     """An accept made in the editor applies at once; if the server died in between (before
-    the editor took the edit), finish it now, on disk, for files no editor has open."""
+    the editor took the edit), finish it now, on disk, for files no editor has open. Not
+    for a client that cannot take edits: it may hold any file in a buffer (at start-up it
+    has told us of none yet), and its next save would undo the write."""
+    if not ls.writes_files():
+        return
     state = await ws.state(task_id)
     for hunk in state.hunks_with(HunkStatus.ACCEPTED):
         unsettled = hunk.effect_id is not None or hunk.conflict is not None
@@ -203,6 +212,10 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
+        for warning in ls.setting_warnings:  # the server's log has it already
+            ls.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Warning, message=warning)
+            )
         opened = await ls.open_workspaces(_roots(ls))
         if not ls.workspaces:
             ls.log_to_client(
