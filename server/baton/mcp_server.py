@@ -18,44 +18,61 @@ to do; the server keeps running.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 from . import __version__
-from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
+from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff, known_hunks
 from .brief import MAX_LISTED, HandoffBrief, HunkBrief, bound, hunk_brief, render_markdown
 from .brief import NEW_TASK as NEW_TASK_PLAIN
 from .changes import ChangeRefused
+from .cli import EXIT_OK, EXIT_REFUSED, EXIT_STORE
 from .effects import EffectResult
-from .hunks import DiffDoesNotApply, DiffError
-from .models import HunkState, HunkStatus, Model, StepStatus
+from .limits import InvalidInput, lease_seconds
+from .models import HunkState, HunkStatus, Model, StepStatus, TaskState
+from .patch import DiffDoesNotApply, DiffError
 from .paths import PathRefused
-from .review import ReviewRefused
+from .review import HunkNotFound
 from .store import (
     LeaseHeld,
     StaleEpoch,
     StoreError,
+    StoreUnavailable,
     TaskClosed,
     TaskExists,
     TaskNotFound,
 )
+from .store.sqlite import Clock
 
 log = logging.getLogger(__name__)
 
 MAX_WAIT = 300.0
 """Longest single wait (review, lease): MCP clients time tool calls out after minutes."""
+
+PROGRESS_EVERY = 10.0
+"""Seconds between progress notifications while wait_for_review waits (when the client
+asked for progress): the user sees what the agent waits for, and clients that reset their
+tool-call timeout on progress keep waiting."""
+
+RELEASE_WITHIN = 5.0
+"""Seconds the exit may spend giving leases up before it closes the store anyway."""
+
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as the other commands."""
 
 INSTRUCTIONS = """\
 Baton keeps your coding task safe across crashes and lets the developer review your \
@@ -88,8 +105,13 @@ but plain `str` before validating it, so a package.json's content would arrive a
 
 HunkIds = Annotated[
     list[str] | None,
-    Field(description="Hunk ids from propose_change; omit for all hunks of the task."),
+    Field(
+        min_length=1,
+        description="Hunk ids from propose_change; omit for all hunks of the task.",
+    ),
 ]
+"""An id no hunk of the task has is an error naming it (the agent API's `known_hunks`),
+never "nothing to apply" or a wait that returns at once; an empty list is refused too."""
 
 
 # --- results ------------------------------------------------------------------------
@@ -201,11 +223,23 @@ def bound_brief(
     return bounded, dict(bounded.omitted)
 
 
-def with_new_task_hint(brief: HandoffBrief) -> HandoffBrief:
-    """The brief's "new task" next action in the words of this server's tools."""
-    if brief.next_actions != [NEW_TASK_PLAIN]:
+MCP_CALLS = {"`apply`": "`apply_accepted`"}
+"""The brief names calls as the CLI and the Python API do (`baton agent apply`,
+`Task.apply`); the tools of this server that do the same."""
+
+
+def in_mcp_words(brief: HandoffBrief) -> HandoffBrief:
+    """The brief's next actions in the words of this server's tools."""
+    actions = []
+    for action in brief.next_actions:
+        if action == NEW_TASK_PLAIN:
+            action = NEW_TASK
+        for call, tool in MCP_CALLS.items():
+            action = action.replace(call, tool)
+        actions.append(action)
+    if actions == brief.next_actions:
         return brief
-    return brief.model_copy(update={"next_actions": [NEW_TASK]})
+    return brief.model_copy(update={"next_actions": actions})
 
 
 def one_line(text: str) -> str:
@@ -239,6 +273,10 @@ def _error_text(e: BaseException) -> str:
             "another worker holds it; claim_task with wait_seconds waits for the lease to expire",
         ),
         (TaskNotFound, "list_tasks shows the tasks of this workspace"),
+        (
+            HunkNotFound,
+            "propose_change returns the hunk ids; review_status without hunk_ids lists them",
+        ),
         (TaskClosed, "the task is closed; begin_task starts a new one"),
         (TaskExists, "claim_task takes over an existing task"),
         (DiffError, "send a unified diff (---/+++ headers, @@ hunks) or the full new content"),
@@ -275,6 +313,9 @@ class BatonTools:
     root: Path
     worker_id: str
     ttl: float
+    clock: Clock = time.time
+    """The store's clock, for leases and timestamps (tests run a server whose clock is
+    ahead, so that a killed server's lease has expired for it without waiting)."""
     worker: Worker | None = None
     tasks: dict[str, Task] = field(default_factory=dict)
     begun: dict[tuple[str, str, str | None], str] = field(default_factory=dict)
@@ -282,22 +323,35 @@ class BatonTools:
 
     # --- lifecycle ------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def lifespan(self, _: MCPServer[Any]) -> AsyncIterator[None]:
-        self.worker = await Worker.open(self.root, worker_id=self.worker_id, ttl=self.ttl)
-        try:
-            yield
-        finally:
-            # A clean exit (the client closed stdin) gives the leases up at once; a crash
-            # leaves them to expire.
+    async def open(self) -> None:
+        """Open (or create) the workspace's database. `serve` calls it before the first
+        MCP message, so a database that cannot be opened is one line at start, not an
+        error inside the session."""
+        self.worker = await Worker.open(
+            self.root, worker_id=self.worker_id, ttl=self.ttl, clock=self.clock
+        )
+
+    async def close(self) -> None:
+        """Give the leases up and close the store. Runs whatever ended the session (the
+        client closed stdin, or vanished, or Ctrl-C), so callers shield it: cancelled, it
+        would leave the store's connection and its worker thread open, and that thread,
+        not a daemon, keeps the process from exiting.
+
+        The client is gone either way, and everything it did is in the log, so the leases
+        are released at once (bounded: a database locked by someone else must not hold
+        the exit up; an unreleased lease just expires). Only a killed server leaves them
+        to expire."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        with anyio.move_on_after(RELEASE_WITHIN):
             for task in self.tasks.values():
                 if not task.lost:
                     with contextlib.suppress(Exception):
                         state = await task.state()
                         if state.status == "open" and state.epoch == task.epoch:
                             await task.release()
-            await self.worker.close()
-            self.worker = None
+        await worker.close()
 
     @property
     def w(self) -> Worker:
@@ -331,7 +385,7 @@ class BatonTools:
         return task
 
     async def claimed(self, task: Task) -> Claimed:
-        brief = with_new_task_hint(await task.resume())
+        brief = in_mcp_words(await task.resume())
         return Claimed(
             task_id=task.id,
             title=brief.title,
@@ -349,7 +403,7 @@ class BatonTools:
 
         async def body() -> TaskList:
             rows = []
-            now = time.time()
+            now = self.w.ws.store.clock()  # the clock the leases are written with
             for info in await self.w.ws.store.tasks():
                 state = await self.w.ws.state(info.task_id)
                 counts = {s.value: len(state.hunks_with(s)) for s in HunkStatus}
@@ -464,7 +518,7 @@ class BatonTools:
         its Next section. Works for any task, held or not."""
 
         async def body() -> CallToolResult:
-            brief = with_new_task_hint(await handoff(self.w.ws, task_id))
+            brief = in_mcp_words(await handoff(self.w.ws, task_id))
             bounded, omitted = bound_brief(brief)
             return CallToolResult(
                 content=[TextContent(type="text", text=render_markdown(bounded))],
@@ -658,6 +712,8 @@ class BatonTools:
 
         async def body() -> ReviewState:
             state = await self.w.ws.state(task_id)
+            if hunk_ids is not None:
+                known_hunks(state, hunk_ids)
             return self.review_state(list(state.hunks.values()), hunk_ids)
 
         return await self.guard(body())
@@ -670,6 +726,8 @@ class BatonTools:
             float,
             Field(ge=0, le=MAX_WAIT, description="Give up waiting after this many seconds."),
         ] = 60.0,
+        *,
+        ctx: Context[None, Any],
     ) -> ReviewState:
         """Wait until the developer decided the given hunks (default: all pending ones) or
         the timeout passes, then return the decisions with their comments (default: every
@@ -678,9 +736,23 @@ class BatonTools:
 
         async def body() -> ReviewState:
             task = self.held(task_id)
-            if hunk_ids is not None:  # unknown ids are an error, not "decided"
-                self.review_state(list((await task.state()).hunks.values()), hunk_ids)
-            hunks = await task.wait_for_review(hunk_ids, timeout=timeout_seconds)
+            state = await task.state()
+            ids = (
+                known_hunks(state, hunk_ids)
+                if hunk_ids is not None
+                else [h.id for h in state.hunks_with(HunkStatus.PENDING)]
+            )
+            hunks = [state.hunks[i] for i in ids]
+            if timeout_seconds > 0 and any(h.status == HunkStatus.PENDING for h in hunks):
+                # Before waiting, so that the client (and a test) knows the call waits;
+                # then every PROGRESS_EVERY seconds, beside the one wait that the
+                # developer's decisions end (a tick never ends it).
+                await report_waiting(ctx, hunks, 0.0, timeout_seconds)
+                ticker = asyncio.create_task(keep_reporting(ctx, task, ids, timeout_seconds))
+                try:
+                    hunks = await task.wait_for_review(ids, timeout=timeout_seconds)
+                finally:
+                    ticker.cancel()
             if hunk_ids is None:
                 # Every decision still relevant, also those made before this call started.
                 state = await task.state()
@@ -692,10 +764,8 @@ class BatonTools:
         return await self.guard(body())
 
     def review_state(self, hunks: list[HunkState], only: list[str] | None) -> ReviewState:
+        """The hunks (those in `only`, already checked to exist) as the agent sees them."""
         if only is not None:
-            missing = set(only) - {h.id for h in hunks}
-            if missing:
-                raise ReviewRefused(f"no hunk {sorted(missing)[0]} in this task")
             hunks = [h for h in hunks if h.id in set(only)]
         shown = [
             hunk_brief(h)
@@ -718,11 +788,12 @@ class BatonTools:
         read_file again and propose anew. Rejected and pending hunks are never written."""
 
         async def body() -> Applied:
-            results = await self.held(task_id).apply(hunk_ids)
+            task = self.held(task_id)
+            results = await task.apply(hunk_ids)  # an unknown id: HunkNotFound, naming it
             outcomes = [outcome(r) for r in results]
             conflicts = sum(o.outcome == "conflict" for o in outcomes)
             if not outcomes:
-                message = "nothing to apply"
+                message = nothing_to_apply(await task.state(), hunk_ids)
             elif conflicts:
                 message = (
                     f"{conflicts} hunk(s) in conflict, not written: read_file again and "
@@ -742,9 +813,48 @@ class BatonTools:
 
     async def brief_resource(self, task_id: str) -> str:
         try:
-            return render_markdown(with_new_task_hint(await handoff(self.w.ws, task_id)))
+            return render_markdown(in_mcp_words(await handoff(self.w.ws, task_id)))
         except TaskNotFound as e:
             raise ResourceNotFoundError(str(e)) from e
+
+
+async def report_waiting(
+    ctx: Context[None, Any], hunks: list[HunkState], waited: float, timeout: float
+) -> None:
+    """One progress notification (nothing when the client asked for none): seconds
+    waited of the timeout, which only grows, as the protocol wants, and the decisions."""
+    decided = sum(h.status != HunkStatus.PENDING for h in hunks)
+    message = f"waiting for the developer: {decided} of {len(hunks)} hunk(s) decided"
+    await ctx.report_progress(waited, timeout, message)
+
+
+async def keep_reporting(
+    ctx: Context[None, Any], task: Task, ids: list[str], timeout: float
+) -> None:
+    """Progress every PROGRESS_EVERY seconds until cancelled: clients that reset their
+    tool-call timeout on progress keep waiting, and the user sees what is waited for.
+    A failed report is not the wait's failure (the client may be gone)."""
+    started = time.monotonic()
+    try:
+        while True:
+            await asyncio.sleep(PROGRESS_EVERY)
+            state = await task.state()
+            hunks = [state.hunks[i] for i in ids if i in state.hunks]
+            await report_waiting(ctx, hunks, time.monotonic() - started, timeout)
+    except Exception as e:
+        log.debug("progress of wait_for_review stopped: %s", e)
+
+
+def nothing_to_apply(state: TaskState, only: list[str] | None) -> str:
+    """Why apply_accepted wrote nothing, per hunk asked for: a pending or rejected hunk
+    must not read as done."""
+    if only is None:
+        return "nothing to apply: no accepted hunk is waiting to be written"
+    hints = {HunkStatus.PENDING: " (wait_for_review)", HunkStatus.REJECTED: " (not written)"}
+    return "nothing to apply: " + ", ".join(
+        f"hunk {i} is {state.hunks[i].status.value}{hints.get(state.hunks[i].status, '')}"
+        for i in only
+    )
 
 
 def outcome(r: EffectResult) -> Outcome:
@@ -784,15 +894,15 @@ WRITES_FILES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idem
 
 
 def build_server(
-    root: Path, *, worker_id: str | None = None, ttl: float = DEFAULT_TTL
+    root: Path, *, worker_id: str | None = None, ttl: float = DEFAULT_TTL, clock: Clock = time.time
 ) -> tuple[BatonServer, BatonTools]:
-    tools = BatonTools(root=root, worker_id=worker_id or default_worker_id(), ttl=ttl)
+    """The server and its tools; `serve` opens the tools' store around the session."""
+    tools = BatonTools(root=root, worker_id=worker_id or default_worker_id(), ttl=ttl, clock=clock)
     server = BatonServer(
         name="baton",
         title="Baton",
         version=__version__,
         instructions=INSTRUCTIONS,
-        lifespan=tools.lifespan,
         log_level="WARNING",
     )
     table: list[tuple[Callable[..., Any], ToolAnnotations]] = [
@@ -828,14 +938,52 @@ def build_server(
     return server, tools
 
 
-def run_stdio(root: Path, worker_id: str | None, ttl: float) -> int:
-    """Serve over stdin/stdout until the client closes stdin. Logs go to stderr."""
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError)
+"""What writing to stdout raises once the client is gone (killed, or it closed its end)."""
+
+
+async def serve(server: BatonServer, tools: BatonTools) -> None:
+    """One MCP session over stdin/stdout, with the store open around it.
+
+    The SDK's stdio transport lets a write to a vanished client fail with BrokenPipeError
+    (its writer expects only a closed stream). That error ends its task group, which
+    cancels the session; here it is what it means, the client left, as when stdin closes.
+    The store is opened before the session and closed after it, shielded, whatever ended
+    it: a close cancelled half-way left aiosqlite's worker thread running, and Python's
+    exit waits for that thread forever (docs/agents.md, "Exit")."""
+    await tools.open()
+    try:
+        await server.run_stdio_async()
+    except* CLIENT_GONE:
+        log.debug("the client is gone (broken pipe); ending the session")
+    finally:
+        with anyio.CancelScope(shield=True):
+            await tools.close()
+
+
+def run_stdio(root: Path, worker_id: str | None, ttl: float, *, clock: Clock = time.time) -> int:
+    """Serve over stdin/stdout until the client closes stdin or disappears; the exit code.
+
+    The lease length is checked before anything else, so `--ttl inf` is refused before
+    the database is opened or created (the same check and words as `Worker.open`). Logs
+    go to stderr."""
+    try:
+        ttl = lease_seconds(ttl)
+    except InvalidInput as e:
+        print(f"baton: {e}", file=sys.stderr)
+        return EXIT_REFUSED
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="baton mcp: %(levelname)s %(message)s"
     )
     if not root.is_dir():
         print(f"baton: workspace folder {root} does not exist", file=sys.stderr)
-        return 6  # EXIT_STORE, as the other commands
-    server, _ = build_server(root.resolve(), worker_id=worker_id, ttl=ttl)
-    server.run("stdio")
-    return 0
+        return EXIT_STORE
+    server, tools = build_server(root.resolve(), worker_id=worker_id, ttl=ttl, clock=clock)
+    try:
+        anyio.run(serve, server, tools)
+    except StoreUnavailable as e:  # from `tools.open`, before any MCP message
+        print(f"baton: {e}", file=sys.stderr)
+        return EXIT_STORE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return EXIT_OK

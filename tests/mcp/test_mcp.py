@@ -1,32 +1,53 @@
 """`baton mcp` end to end: the official MCP SDK client drives real `python -m baton mcp`
 subprocesses over stdio; the developer decides from this process through the store;
-servers are SIGKILLed mid-task and a new one takes the task over."""
+servers are SIGKILLed mid-task and a new one takes the task over; clients are killed
+while the server waits for a review, and the server must end cleanly every time.
+
+Nothing here waits for time to pass. A takeover claims from a server whose store clock
+runs ahead (clock_ahead.py), so the killed server's lease has expired for it; a call that
+waits is known to be waiting by the progress notification it sends; a bound (a timeout
+of `asyncio.wait_for`) only turns a hang into a failure, never decides an outcome."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
+import subprocess
 import sys
-import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+import pytest
 
 # Not `from mcp import …`: with tests/ in ruff's `src`, this folder makes a bare `mcp` look
 # first-party to the import sorter.
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from baton import mcp_server
+from baton.agent import Worker
 from baton.brief import FileBrief, HandoffBrief, HunkBrief
-from baton.mcp_server import NEW_TASK, bound_brief
+from baton.mcp_server import MAX_WAIT, NEW_TASK, bound_brief
 from baton.models import Decision, HunkStatus, OpKind, Remark
 from baton.review import decide
+from baton.store import LeaseHeld
 from baton.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+BOUND = 30.0
+"""Seconds after which something that should already have happened fails the test (a
+server that should have answered, woken up or exited): never reached when all is well."""
+
+KILL_RUNS = 10
+"""Clients killed during wait_for_review, one fresh server each: the hang this guards
+against (issue 10) showed in 2 runs of 7."""
 
 TOOLS = {
     "list_tasks",
@@ -77,12 +98,21 @@ def project(tmp_path: Path) -> Path:
 
 @contextlib.asynccontextmanager
 async def baton_mcp(
-    root: Path, *, ttl: float = 0.5, mode: str = "auto", worker: str | None = None
+    root: Path,
+    *,
+    ttl: float = 30,
+    mode: str = "auto",
+    worker: str | None = None,
+    clock_ahead: float | None = None,
 ) -> AsyncIterator[Client]:
-    """`python -m baton mcp -w ROOT` behind the SDK's own client; stderr to a file."""
+    """`python -m baton mcp -w ROOT` behind the SDK's own client; stderr to a file. With
+    `clock_ahead`, the same server with its store clock that many seconds ahead."""
     args = ["-m", "baton", "mcp", "-w", str(root), "--ttl", str(ttl)]
     if worker:
         args += ["--worker", worker]
+    if clock_ahead is not None:
+        assert worker is None
+        args = [str(HERE / "clock_ahead.py"), str(clock_ahead), str(root), str(ttl)]
     params = StdioServerParameters(command=sys.executable, args=args, cwd=REPO)
     with (root.parent / "mcp-stderr.txt").open("a") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
@@ -134,6 +164,38 @@ def ids(hunks: list[dict[str, Any]]) -> list[str]:
     return [h["id"] for h in hunks]
 
 
+async def task_row(root: Path, task_id: str) -> tuple[str | None, int]:
+    """(worker holding the lease, epoch) of a task, read once the servers are gone."""
+    async with await Workspace.open(root) as ws:
+        info = await ws.store.task(task_id)
+    return info.worker, info.epoch
+
+
+class Exit:
+    """The exit of process `pid`, child of this process or not, watched from the moment
+    this is made: a pidfd becomes readable when its process exits (an event, no polling)."""
+
+    def __init__(self, pid: int) -> None:
+        self.fd = os.pidfd_open(pid)
+        self.event = asyncio.Event()
+        asyncio.get_running_loop().add_reader(self.fd, self.event.set)
+
+    async def wait(self) -> None:
+        try:
+            await asyncio.wait_for(self.event.wait(), BOUND)
+        finally:
+            asyncio.get_running_loop().remove_reader(self.fd)
+            os.close(self.fd)
+
+
+def store_closed(root: Path) -> bool:
+    """The last connection to a WAL database checkpoints and deletes the -wal file when
+    it closes; a process that exits with its connection open leaves it behind."""
+    return (root / ".baton" / "baton.db").exists() and not (
+        root / ".baton" / "baton.db-wal"
+    ).exists()
+
+
 async def test_an_agent_does_a_whole_task_through_mcp(tmp_path: Path) -> None:
     root = project(tmp_path)
     # "legacy": the initialize handshake that today's editors and agents use.
@@ -156,18 +218,33 @@ async def test_an_agent_does_a_whole_task_through_mcp(tmp_path: Path) -> None:
         add, sub, mul = proposed["hunk_ids"]
         assert proposed["pending"] == 3 and (root / "app.py").read_text() == APP
 
-        early = await ok(c, "wait_for_review", task_id=tid, timeout_seconds=0.2)
+        early = await ok(c, "wait_for_review", task_id=tid, timeout_seconds=0)
         assert not early["all_decided"] and early["counts"] == {"pending": 3}
+        nothing = await ok(c, "apply_accepted", task_id=tid, hunk_ids=[add])
+        assert nothing["outcomes"] == []
+        assert nothing["message"] == f"nothing to apply: hunk {add} is pending (wait_for_review)"
 
-        async def review() -> None:
-            await asyncio.sleep(0.2)  # while wait_for_review is waiting
-            await developer(root, tid, add, Decision.ACCEPTED)
-            await developer(root, tid, sub, Decision.REJECTED, "keep sub untyped")
-            await developer(root, tid, mul, Decision.ACCEPTED)
+        # The developer decides while wait_for_review waits: the call must return because
+        # of the decisions. Its own timeout is the longest there is, the test allows a
+        # tenth of it, so a wait that is not woken fails here instead of timing out,
+        # re-reading and finding everything decided.
+        progress: list[str | None] = []
+        waiting = asyncio.Event()
 
-        waited, _ = await asyncio.gather(
-            ok(c, "wait_for_review", task_id=tid, timeout_seconds=20), review()
-        )
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append(message)
+            waiting.set()
+
+        args = {"task_id": tid, "timeout_seconds": MAX_WAIT}
+        call = asyncio.create_task(c.call_tool("wait_for_review", args, None, on_progress))
+        await asyncio.wait_for(waiting.wait(), BOUND)  # the server is waiting now
+        assert progress == ["waiting for the developer: 0 of 3 hunk(s) decided"]
+        await developer(root, tid, add, Decision.ACCEPTED)
+        await developer(root, tid, sub, Decision.REJECTED, "keep sub untyped")
+        await developer(root, tid, mul, Decision.ACCEPTED)
+        result = await asyncio.wait_for(call, MAX_WAIT / 10)
+        assert not result.is_error and result.structured_content is not None
+        waited = result.structured_content
         assert waited["all_decided"] and waited["counts"] == {"accepted": 2, "rejected": 1}
         rejected = [h for h in waited["hunks"] if h["status"] == "rejected"]
         assert ids(rejected) == [sub] and rejected[0]["comment"] == "keep sub untyped"
@@ -192,34 +269,35 @@ async def test_an_agent_does_a_whole_task_through_mcp(tmp_path: Path) -> None:
 
 
 async def test_sigkilled_servers_hand_the_task_over(tmp_path: Path) -> None:
+    """Each server is SIGKILLed mid-task and the next one takes the task over. The next
+    one's store clock runs ahead by more than the killed one's lease (clock_ahead.py), so
+    the takeover needs no waiting; against the real clock the lease still holds."""
     root = project(tmp_path)
-    ttl = 0.5
-    async with baton_mcp(root, ttl=ttl) as a:
+    async with baton_mcp(root) as a:
         claimed = await ok(a, "begin_task", title="Typed calc", task_id="t1")
-        begun = time.monotonic()
         await ok(a, "read_file", task_id="t1", path="app.py")
         await ok(a, "set_step", task_id="t1", name="add types", status="awaiting_review")
         add, sub, mul = (
             await ok(a, "propose_change", task_id="t1", path="app.py", content=NEW_APP)
         )["hunk_ids"]
-        async with baton_mcp(root, ttl=ttl) as b:
-            # Well past the ttl: only the heartbeats of a's server keep its lease.
-            await asyncio.sleep(max(0.0, begun + 3 * ttl - time.monotonic()))
-            assert "held by" in await refused(b, "claim_task", task_id="t1")
+        kill(claimed["worker"])  # after proposing: the lease is left to expire
+    async with await Worker.open(root, worker_id="too-early") as early:
+        with pytest.raises(LeaseHeld):  # a kill gives nothing up
+            await early.claim("t1")
+    await developer(root, "t1", add, Decision.ACCEPTED)
 
-            kill(claimed["worker"])  # after proposing: the lease is left to expire
-            await developer(root, "t1", add, Decision.ACCEPTED)
-            claimed = await ok(b, "claim_task", task_id="t1", wait_seconds=10)
-            assert claimed["epoch"] == 2
-            brief = (await ok(b, "resume", task_id="t1"))["brief"]
-            assert ids(brief["accepted"]) == [add] and ids(brief["pending"]) == [sub, mul]
-            await developer(root, "t1", sub, Decision.REJECTED, "keep sub untyped")
-            status = await ok(b, "review_status", task_id="t1")
-            assert status["counts"] == {"accepted": 1, "rejected": 1, "pending": 1}
-            kill(claimed["worker"])  # after a decision
+    async with baton_mcp(root, clock_ahead=100) as b:  # a's 30 s lease: expired for b
+        claimed = await ok(b, "claim_task", task_id="t1")
+        assert claimed["epoch"] == 2
+        brief = (await ok(b, "resume", task_id="t1"))["brief"]
+        assert ids(brief["accepted"]) == [add] and ids(brief["pending"]) == [sub, mul]
+        await developer(root, "t1", sub, Decision.REJECTED, "keep sub untyped")
+        status = await ok(b, "review_status", task_id="t1")
+        assert status["counts"] == {"accepted": 1, "rejected": 1, "pending": 1}
+        kill(claimed["worker"])  # after a decision
 
-    async with baton_mcp(root) as c:
-        claimed = await ok(c, "claim_task", task_id="t1", wait_seconds=10)
+    async with baton_mcp(root, clock_ahead=200) as c:  # b's lease: expired for c
+        claimed = await ok(c, "claim_task", task_id="t1")
         assert claimed["epoch"] == 3
         result = await c.call_tool("resume", {"task_id": "t1"})
         markdown = result.content[0].text  # type: ignore[union-attr]
@@ -228,7 +306,11 @@ async def test_sigkilled_servers_hand_the_task_over(tmp_path: Path) -> None:
         assert ids(brief["pending"]) == [mul]
         assert ids(brief["rejected"]) == [sub]
         assert brief["rejected"][0]["comment"] == "keep sub untyped"
-        assert "keep sub untyped" in markdown and "Apply 1 accepted" in markdown
+        assert "keep sub untyped" in markdown
+        # The brief names this server's tool, not the CLI's `apply`.
+        apply_it = "Apply 1 accepted hunk(s) (`apply_accepted`); each lands once."
+        assert apply_it in brief["next_actions"] and apply_it in markdown
+        assert apply_it in claimed["next_actions"] and "(`apply`)" not in markdown
         assert [s["status"] for s in brief["steps"]] == ["awaiting_review"]
 
         # The new worker replays the proposal: same hunks, nothing asked twice.
@@ -238,7 +320,7 @@ async def test_sigkilled_servers_hand_the_task_over(tmp_path: Path) -> None:
         assert ids(decided) == [add, sub] and decided[1]["comment"] == "keep sub untyped"
 
         await developer(root, "t1", mul, Decision.ACCEPTED)
-        await ok(c, "wait_for_review", task_id="t1", hunk_ids=[mul], timeout_seconds=10)
+        await ok(c, "wait_for_review", task_id="t1", hunk_ids=[mul], timeout_seconds=0)
         applied = await ok(c, "apply_accepted", task_id="t1")
         assert applied["conflicts"] == 0
         assert (root / "app.py").read_text() == WITHOUT_SUB
@@ -309,7 +391,7 @@ async def test_bad_calls_are_one_line_tool_errors_and_the_server_stays_up(
     tmp_path: Path,
 ) -> None:
     root = project(tmp_path)
-    async with baton_mcp(root, ttl=5) as c, baton_mcp(root, ttl=5) as other:
+    async with baton_mcp(root) as c, baton_mcp(root) as other:
         await ok(c, "begin_task", title="t", task_id="t1")
         await ok(other, "begin_task", title="elsewhere", task_id="t2")
         malformed = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n-def nothing():\n+x\n"
@@ -327,7 +409,11 @@ async def test_bad_calls_are_one_line_tool_errors_and_the_server_stays_up(
             ("propose_change", {"task_id": "t1", "diff": stale}, "read_file"),
             ("propose_change", {"task_id": "t1", "path": "app.py"}, "exactly one"),
             ("propose_change", {"task_id": "t1", "path": "app.py", "content": APP}, "identical"),
-            ("wait_for_review", {"task_id": "t1", "hunk_ids": ["nope"]}, "nope"),
+            ("wait_for_review", {"task_id": "t1", "hunk_ids": ["nope"]}, "no hunk nope"),
+            ("review_status", {"task_id": "t1", "hunk_ids": ["nope"]}, "no hunk nope"),
+            ("apply_accepted", {"task_id": "t1", "hunk_ids": ["zzzz"]}, "no hunk zzzz"),
+            ("apply_accepted", {"task_id": "t1", "hunk_ids": []}, "hunk_ids"),
+            ("wait_for_review", {"task_id": "t1", "hunk_ids": []}, "hunk_ids"),
             ("resume", {"task_id": "nope"}, "list_tasks"),
             ("read_file", {"task_id": "t2", "path": "app.py"}, "claim_task"),
             ("claim_task", {"task_id": "t2"}, "held by"),  # the other server's heartbeats
@@ -352,6 +438,39 @@ async def test_bad_calls_are_one_line_tool_errors_and_the_server_stays_up(
     kinds = await op_kinds(root, "t1")
     assert kinds[OpKind.CONTEXT_NOTE] == 0
     assert "Traceback" not in stderr_of(root)
+
+
+async def test_a_long_wait_keeps_reporting_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ticker beside a wait_for_review (every PROGRESS_EVERY seconds, shortened here):
+    progress only grows, as MCP requires, and says how many hunks are decided."""
+    monkeypatch.setattr(mcp_server, "PROGRESS_EVERY", 0.01)
+    reports: list[tuple[float, float | None, str | None]] = []
+    two = asyncio.Event()
+
+    class Progress:
+        async def report_progress(
+            self, progress: float, total: float | None, message: str | None
+        ) -> None:
+            reports.append((progress, total, message))
+            if len(reports) == 2:
+                two.set()
+
+    root = project(tmp_path)
+    async with await Worker.open(root, worker_id="w") as worker:
+        task = await worker.begin("t", task_id="t1")
+        await task.read("app.py")
+        add, sub, mul = (await task.propose("app.py", NEW_APP)).hunk_ids
+        await developer(root, "t1", sub, Decision.REJECTED)
+        ticker = asyncio.create_task(
+            mcp_server.keep_reporting(Progress(), task, [add, sub, mul], MAX_WAIT)  # type: ignore[arg-type]
+        )
+        await asyncio.wait_for(two.wait(), BOUND)
+        ticker.cancel()
+    (first, total, message), (second, _, _) = reports[:2]
+    assert 0 < first < second and total == MAX_WAIT
+    assert message == "waiting for the developer: 1 of 3 hunk(s) decided"
 
 
 def test_the_structured_brief_is_cut_like_the_markdown() -> None:
@@ -385,3 +504,162 @@ def test_the_structured_brief_is_cut_like_the_markdown() -> None:
     assert bounded.files_read[0].path == "moved" and len(bounded.files_read) == 51
     assert [r.text for r in bounded.remarks][-2:] == ["n89", "keep it"]
     assert len(bounded.remarks) == 51
+
+
+# --- start-up and exit ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ttl", ["inf", "nan", "-5", "0", "1e9"])
+def test_an_impossible_ttl_is_refused_before_the_database_is_touched(
+    tmp_path: Path, ttl: str
+) -> None:
+    root = project(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "baton", "mcp", "-w", str(root), "--ttl", ttl],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+    )
+    assert done.returncode == 4, done.stderr  # EXIT_REFUSED, as `baton agent --ttl inf`
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"baton: invalid ttl {float(ttl):g}"), done.stderr
+    assert done.stderr.count("\n") == 1
+    assert not (root / ".baton").exists()
+
+
+class Wire:
+    """`baton mcp` spoken to in raw JSON-RPC over pipes that only this test holds, so that
+    `vanish` does to the server what the kernel does when its client is SIGKILLed: both
+    ends of both pipes close at once (stdin at EOF, stdout broken)."""
+
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        to_server: IO[bytes],
+        from_server: asyncio.StreamReader,
+        reading: asyncio.ReadTransport,
+    ) -> None:
+        self.proc = proc
+        self.to_server = to_server
+        self.from_server = from_server
+        self.reading = reading
+        self.last_id = 0
+
+    @classmethod
+    async def start(cls, root: Path, errlog: Path) -> Wire:
+        server_in, to_server = os.pipe()
+        from_server, server_out = os.pipe()
+        with errlog.open("w") as err:
+            proc = await asyncio.create_subprocess_exec(
+                *[sys.executable, "-m", "baton", "mcp", "-w", str(root), "--ttl", "30"],
+                stdin=server_in,
+                stdout=server_out,
+                stderr=err,
+                cwd=REPO,
+            )
+        os.close(server_in)
+        os.close(server_out)
+        reader = asyncio.StreamReader(limit=1 << 24)
+        reading, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(from_server, "rb", 0)
+        )
+        return cls(proc, os.fdopen(to_server, "wb", 0), reader, reading)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.to_server.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    def request(self, method: str, params: dict[str, Any]) -> int:
+        self.last_id += 1
+        self.send({"id": self.last_id, "method": method, "params": params})
+        return self.last_id
+
+    async def receive(self, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        while True:
+            line = await asyncio.wait_for(self.from_server.readline(), BOUND)
+            assert line, "baton mcp closed its stdout"
+            message: dict[str, Any] = json.loads(line)
+            if wanted(message):
+                return message
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        sent = self.request(method, params)
+        answer = await self.receive(lambda m: m.get("id") == sent)
+        assert "error" not in answer, answer
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    async def tool(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = await self.call("tools/call", {"name": name, "arguments": arguments})
+        assert not result.get("isError"), result
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+
+    def vanish(self) -> None:
+        self.reading.close()
+        self.to_server.close()
+
+
+async def test_a_client_killed_during_wait_for_review_ends_the_server_cleanly(
+    tmp_path: Path,
+) -> None:
+    """The server ends with status 0, at once, nothing on stderr, its leases given up and
+    its store closed: KILL_RUNS times, each with a fresh server, killed while it waits.
+    (It used to print an 80-line traceback every time and, in 2 runs of 7, never exit: a
+    write to the dead client raised BrokenPipeError inside the SDK's stdio transport,
+    which cancelled the store's close, and the store's thread then kept Python alive.)"""
+    for run in range(KILL_RUNS):
+        root = tmp_path / f"run{run}"
+        root.mkdir()
+        (root / "app.py").write_text(APP)
+        errlog = tmp_path / f"stderr{run}.txt"
+        wire = await Wire.start(root, errlog)
+        await wire.call(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "doomed", "version": "1"},
+            },
+        )
+        wire.send({"method": "notifications/initialized"})
+        await wire.tool("begin_task", title="t", task_id="t1")
+        await wire.tool("read_file", task_id="t1", path="app.py")
+        await wire.tool("propose_change", task_id="t1", path="app.py", content=NEW_APP)
+        arguments = {"task_id": "t1", "timeout_seconds": MAX_WAIT}
+        params = {"name": "wait_for_review", "arguments": arguments}
+        wire.request("tools/call", {**params, "_meta": {"progressToken": "review"}})
+        await wire.receive(
+            lambda m: (
+                m.get("method") == "notifications/progress"
+                and m["params"]["progressToken"] == "review"
+            )
+        )  # the server is waiting now
+
+        wire.vanish()
+        status = await asyncio.wait_for(wire.proc.wait(), BOUND)
+        assert (run, status, errlog.read_text()) == (run, 0, "")
+        assert store_closed(root), run
+        assert await task_row(root, "t1") == (None, 1), run  # the lease was given up
+
+
+async def test_a_sigkilled_sdk_client_leaves_no_server_behind(tmp_path: Path) -> None:
+    """The same with a real client process (the SDK's) SIGKILLed: its server, orphaned
+    and no child of this process, exits by itself with nothing on stderr."""
+    root = project(tmp_path)
+    errlog = tmp_path / "server-stderr.txt"
+    client = await asyncio.create_subprocess_exec(
+        *[sys.executable, str(HERE / "waiting_client.py"), str(root), str(errlog)],
+        stdout=asyncio.subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert client.stdout is not None
+    worker = (await asyncio.wait_for(client.stdout.readline(), BOUND)).decode().strip()
+    server_exit = Exit(int(worker.rsplit(":", 1)[1]))  # watched from before the kill
+    client.kill()
+    assert await asyncio.wait_for(client.wait(), BOUND) == -signal.SIGKILL
+    await server_exit.wait()
+    assert errlog.read_text() == ""
+    assert store_closed(root)
+    assert await task_row(root, "t1") == (None, 1)
