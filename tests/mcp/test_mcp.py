@@ -548,6 +548,20 @@ class Wire:
         self.last_id = 0
 
     @classmethod
+    @contextlib.asynccontextmanager
+    async def started(cls, root: Path, errlog: Path) -> AsyncIterator[Wire]:
+        """The server, killed on the way out if it is still running (a failed test must
+        not leave it behind)."""
+        wire = await cls.start(root, errlog)
+        try:
+            yield wire
+        finally:
+            wire.vanish()
+            if wire.proc.returncode is None:
+                wire.proc.kill()
+                await wire.proc.wait()
+
+    @classmethod
     async def start(cls, root: Path, errlog: Path) -> Wire:
         server_in, to_server = os.pipe()
         from_server, server_out = os.pipe()
@@ -614,32 +628,32 @@ async def test_a_client_killed_during_wait_for_review_ends_the_server_cleanly(
         root.mkdir()
         (root / "app.py").write_text(APP)
         errlog = tmp_path / f"stderr{run}.txt"
-        wire = await Wire.start(root, errlog)
-        await wire.call(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "doomed", "version": "1"},
-            },
-        )
-        wire.send({"method": "notifications/initialized"})
-        await wire.tool("begin_task", title="t", task_id="t1")
-        await wire.tool("read_file", task_id="t1", path="app.py")
-        await wire.tool("propose_change", task_id="t1", path="app.py", content=NEW_APP)
-        arguments = {"task_id": "t1", "timeout_seconds": MAX_WAIT}
-        params = {"name": "wait_for_review", "arguments": arguments}
-        wire.request("tools/call", {**params, "_meta": {"progressToken": "review"}})
-        await wire.receive(
-            lambda m: (
-                m.get("method") == "notifications/progress"
-                and m["params"]["progressToken"] == "review"
+        async with Wire.started(root, errlog) as wire:
+            await wire.call(
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "doomed", "version": "1"},
+                },
             )
-        )  # the server is waiting now
+            wire.send({"method": "notifications/initialized"})
+            await wire.tool("begin_task", title="t", task_id="t1")
+            await wire.tool("read_file", task_id="t1", path="app.py")
+            await wire.tool("propose_change", task_id="t1", path="app.py", content=NEW_APP)
+            arguments = {"task_id": "t1", "timeout_seconds": MAX_WAIT}
+            params = {"name": "wait_for_review", "arguments": arguments}
+            wire.request("tools/call", {**params, "_meta": {"progressToken": "review"}})
+            await wire.receive(
+                lambda m: (
+                    m.get("method") == "notifications/progress"
+                    and m["params"]["progressToken"] == "review"
+                )
+            )  # the server is waiting now
 
-        wire.vanish()
-        status = await asyncio.wait_for(wire.proc.wait(), BOUND)
-        assert (run, status, errlog.read_text()) == (run, 0, "")
+            wire.vanish()
+            status = await asyncio.wait_for(wire.proc.wait(), BOUND)
+            assert (run, status, errlog.read_text()) == (run, 0, "")
         assert store_closed(root), run
         assert await task_row(root, "t1") == (None, 1), run  # the lease was given up
 
@@ -655,11 +669,22 @@ async def test_a_sigkilled_sdk_client_leaves_no_server_behind(tmp_path: Path) ->
         cwd=REPO,
     )
     assert client.stdout is not None
-    worker = (await asyncio.wait_for(client.stdout.readline(), BOUND)).decode().strip()
-    server_exit = Exit(int(worker.rsplit(":", 1)[1]))  # watched from before the kill
-    client.kill()
-    assert await asyncio.wait_for(client.wait(), BOUND) == -signal.SIGKILL
-    await server_exit.wait()
+    server: int | None = None
+    try:
+        worker = (await asyncio.wait_for(client.stdout.readline(), BOUND)).decode().strip()
+        server = int(worker.rsplit(":", 1)[1])
+        server_exit = Exit(server)  # watched from before the kill
+        client.kill()
+        assert await asyncio.wait_for(client.wait(), BOUND) == -signal.SIGKILL
+        await server_exit.wait()
+        server = None
+    finally:  # a failed test must leave neither process behind
+        if client.returncode is None:
+            client.kill()
+            await client.wait()
+        if server is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server, signal.SIGKILL)
     assert errlog.read_text() == ""
     assert store_closed(root)
     assert await task_row(root, "t1") == (None, 1)
