@@ -20,8 +20,9 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from .. import keys
 from ..effects import apply_hunk, settle
-from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind
+from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
 from . import protocol as p
@@ -64,6 +65,7 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 except StoreError as e:
                     ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
             await finish_editor_accepts(ls, ws, task_id)
+            warn_unreadable(ls, ws, state)
             if state.status != "open":
                 continue
             accepted = len(state.hunks_with(HunkStatus.ACCEPTED, HunkStatus.APPLIED))
@@ -77,6 +79,23 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
         ls.tell(
             f"Restored task '{s['title']}': {s['accepted']} accepted, {s['pending']} pending review"
         )
+
+
+def warn_unreadable(ls: BatonServer, ws: Workspace, state: TaskState) -> None:
+    """Name each log entry of the task that this Baton cannot read, once: the editor's
+    picture of that task may lack what it recorded (docs/recovery.md)."""
+    new = [u for u in state.unreadable if (ws.root, state.task_id, u.lsn) not in ls.told_unreadable]
+    if not new:
+        return
+    ls.told_unreadable |= {(ws.root, state.task_id, u.lsn) for u in new}
+    named = "; ".join(f"op {u.lsn} ({u.kind}): {u.error}" for u in new[:3])
+    more = f" and {len(new) - 3} more" if len(new) > 3 else ""
+    ls.tell(
+        f"Baton: task '{state.title or state.task_id}' has {len(new)} log entr"
+        f"{'y' if len(new) == 1 else 'ies'} it cannot read — {named}{more}. What they "
+        "recorded is missing here; run `baton check`, then `baton repair`.",
+        types.MessageType.Warning,
+    )
 
 
 async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) -> None:
@@ -145,13 +164,15 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
             if v[1] == "pending" and before.get(k, ("",))[1:2] != ("pending",)
         }
         before = after
+        for ws, state in await ls.states():
+            warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
         if changed:
             await ls.changed(changed, "agent")
         if proposed:
             await announce(ls, proposed)
 
 
-async def announce(ls: BatonServer, keys: set[str]) -> None:
+async def announce(ls: BatonServer, proposed: set[str]) -> None:
     """Tell the developer about new proposals once — not again after a restart, not from
     a second editor window: each proposal's notice is an effect whose intent names this
     server as its owner, so only the first process to record it tells it."""
@@ -159,10 +180,10 @@ async def announce(ls: BatonServer, keys: set[str]) -> None:
         won: list[HunkState] = []
         by_change: dict[str, list[HunkState]] = {}
         for h in state.hunks_with(HunkStatus.PENDING):
-            if f"{ws.root}:{h.id}" in keys:
+            if f"{ws.root}:{h.id}" in proposed:
                 by_change.setdefault(h.change_id, []).append(h)
         for change_id, hunks in sorted(by_change.items()):
-            effect_id = f"notify-{change_id}"
+            effect_id = keys.notify_effect(change_id)
             if effect_id in state.effects:
                 continue
             intent = EffectIntent(
@@ -175,14 +196,14 @@ async def announce(ls: BatonServer, keys: set[str]) -> None:
                 post_blob=None,
                 owner=ls.instance_id,
             )
-            key = f"{state.task_id}:intent:{effect_id}"
+            key = keys.intent(state.task_id, effect_id)
             try:
                 await ws.record(NewOp(key, state.task_id, 0, OpKind.EFFECT_INTENT, intent))
             except OpConflict:
                 continue  # another window tells this one
             won += hunks
             done = EffectDone(effect_id=effect_id)
-            settled = f"{state.task_id}:settled:{effect_id}"
+            settled = keys.settled(state.task_id, effect_id)
             await ws.record(NewOp(settled, state.task_id, 0, OpKind.EFFECT_DONE, done))
         if won:
             files = len({h.path for h in won})

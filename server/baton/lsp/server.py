@@ -122,6 +122,8 @@ class BatonServer(LanguageServer):
         `workspace/applyEdit`, or found there): only for those is a save that lacks the
         hunk the developer's undo. Another's intent (an agent that died mid-write, a
         previous server) is not judged by a save that never held it."""
+        self.told_unreadable: set[tuple[Path, str, int]] = set()
+        """Unreadable ops (workspace, task, lsn) the developer was told of: each once."""
         self.settling = asyncio.Lock()
         """One at a time: recording what a buffer holds and settling what a save wrote,
         so a save racing the change before it cannot record one effect twice."""
