@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean editors vscode torture vscode-e2e test-vscode vscode-screenshots
+.PHONY: demo test test-unit test-fast lint bench clean editors vscode torture vscode-e2e test-vscode vscode-screenshots
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -55,9 +55,21 @@ vscode-screenshots: $(STAMP) vscode
 	cd $(VSCODE) && timeout -k 10 900 sh -c 'sh e2e/install.sh && \
 	  BATON_PYTHON=$(abspath $(BIN))/python E2E_IMAGES=$(abspath docs/images) node e2e/run.mjs ui'
 
-# Inner loop: everything but the slow crash matrix.
+# Tiers. test-unit: the pure core and the store on real SQLite files, in seconds.
+# test-fast, the inner loop: everything not marked slow (the crash matrix, torture, fuzz,
+# the full demo), real servers and editors included, in under two minutes: two pytest
+# processes, one per core, FAST_SPLIT's folders in the second (its report comes last).
+# test: all of it.
+FAST_SPLIT := tests/lsp tests/editors tests/mcp tests/cli
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit tests/store -q
+
 test-fast: $(STAMP) editors
-	$(BIN)/python -m pytest -m 'not slow' -x -q
+	@log=$$(mktemp); \
+	$(BIN)/python -m pytest -m 'not slow' -x -q $(FAST_SPLIT) >$$log 2>&1 & split=$$!; \
+	$(BIN)/python -m pytest -m 'not slow' -x -q $(addprefix --ignore=,$(FAST_SPLIT)); \
+	rest=$$?; wait $$split; split=$$?; cat $$log; rm -f $$log; \
+	[ $$rest = 0 ] && [ $$split = 0 ]
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench
