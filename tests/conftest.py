@@ -55,7 +55,7 @@ async def until(condition: Callable[[], T | Awaitable[T]], timeout: float = 5.0)
         if inspect.isawaitable(result):
             result = await result
         if result:
-            return result  # type: ignore[return-value]
+            return result
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
         await asyncio.sleep(0.02)
