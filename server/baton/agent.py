@@ -43,7 +43,7 @@ from .changes import (
     build_change,
     decode_text,
 )
-from .effects import EffectResult, apply_accepted, content_hash, recover_effects
+from .effects import EffectResult, apply_accepted, content_hash, recover_effects, temp_leftovers
 from .hashing import digest
 from .limits import InvalidInput, lease_seconds
 from .models import (
@@ -241,6 +241,9 @@ class Worker:
                 await asyncio.sleep(min(max(left, 0.05), max(deadline - time.monotonic(), 0.05)))
         task = self._held(task_id, epoch)
         await recover_effects(self.ws, task_id, epoch=epoch)
+        # A writer killed after someone else settled its effect left its temp file with
+        # no dangling intent to find it by: a takeover is the time to look for those too.
+        temp_leftovers(self.ws, await self.ws.state(task_id), remove=True)
         return task
 
     def _held(self, task_id: str, epoch: int) -> Task:

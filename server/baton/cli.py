@@ -292,6 +292,7 @@ async def cmd_apply(args: argparse.Namespace) -> None:
         results: list[EffectResult] = []
         for task_id in [args.task] if args.task else await ws.task_ids():
             results += await apply_accepted(ws, task_id)
+            temp_leftovers(ws, await ws.state(task_id), remove=True)
     report_effects(args, results)
 
 

@@ -370,22 +370,31 @@ class TaskState(Model):
     unreadable: list[UnreadableOp] = Field(default_factory=list)
     """Ops passed over: the state may lack what they said. Never checkpointed, so that
     a Baton that can read them rebuilds the state with them."""
-    _by_path: dict[str, list[str]] = PrivateAttr(default_factory=dict)
+    _by_path: dict[str, dict[str, None]] = PrivateAttr(default_factory=dict)
+    """Hunk ids by path, as ordered sets: dicts compare regardless of order, so a state
+    and its checkpoint's reload (which rebuilds this from `hunks`) are equal."""
 
     def model_post_init(self, context: object) -> None:
         for hunk in self.hunks.values():
-            self._by_path.setdefault(hunk.path, []).append(hunk.id)
+            self._by_path.setdefault(hunk.path, {})[hunk.id] = None
 
     def hunk_ids_of(self, path: str) -> list[str]:
         """The ids of the hunks ever proposed for `path`, indexed as the fold adds them:
         a proposal looks at its own file's hunks, not at every hunk of the task (that made
         replay quadratic; measured: 8,000 proposals in one task stalled the server for
         seconds at a time). Derived from `hunks` alone, so equal states have equal indexes."""
-        return self._by_path.get(path, [])
+        return list(self._by_path.get(path, ()))
 
     def add_hunk(self, hunk: HunkState) -> None:
-        if hunk.id not in self.hunks:
-            self._by_path.setdefault(hunk.path, []).append(hunk.id)
+        """Add or replace a hunk. A superseded id proposed again for another file (ids
+        derive from the path, so only a crafted log does this) moves in the index too."""
+        old = self.hunks.get(hunk.id)
+        if old is not None and old.path != hunk.path:
+            ids = self._by_path[old.path]
+            del ids[hunk.id]
+            if not ids:
+                del self._by_path[old.path]
+        self._by_path.setdefault(hunk.path, {})[hunk.id] = None
         self.hunks[hunk.id] = hunk
 
     def hunks_with(self, *statuses: HunkStatus) -> list[HunkState]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import signal
@@ -130,6 +131,7 @@ class Stats:
     decisions: int = 0
     lost_decisions: int = 0
     duplicated_applies: int = 0
+    swept: int = 0
     server_exits: int = 0
     failures: list[tuple[int, str]] = field(default_factory=list)
 
@@ -146,6 +148,7 @@ class Stats:
         self.decisions += len(run.confirmed)
         self.lost_decisions += run.lost_decisions
         self.duplicated_applies += run.duplicated_applies
+        self.swept += run.swept
         self.server_exits += run.server_exits
         self.failures += [(seed, f) for f in run.failures]
 
@@ -183,6 +186,8 @@ class Run:
         self.confirmed: dict[str, Decision] = {}
         self.lost_decisions = 0
         self.duplicated_applies = 0
+        self.swept = 0
+        """Temp files of killed writers that the final `baton recover` removed."""
         self.server_exits = 0
         # Some runs: the first agent dies right after a write, and the next few workers die
         # while taking over (crash during recovery, repeatedly).
@@ -810,6 +815,17 @@ class Run:
                 need(done[hunk.id] == 1, f"{hunk.id} applied {done[hunk.id]} times")
         need(not state.dangling_effects(), f"dangling: {state.dangling_effects()}")
         need(await ws.store.integrity_check() == [], "integrity check")
+        # A writer killed after another settled its effect leaves its temp file with no
+        # intent to find it by; recovery (`baton recover`, as a user runs it, or the next
+        # takeover or server start) removes it and settles nothing else.
+        recover = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "baton", "recover", "--json", "-w", str(self.root),
+            cwd=REPO, env=clean_env(), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        settled, swept = await recover.communicate()
+        need(recover.returncode == 0 and json.loads(settled) == [], f"recover: {settled!r}")
+        self.swept += swept.count(b"left by a writer that was killed")
         check = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -916,6 +932,7 @@ def summary(stats: Stats, elapsed: float) -> str:
         "",
         f"{'lost decisions':28} {stats.lost_decisions:>6}   (must be 0)",
         f"{'duplicated applies':28} {stats.duplicated_applies:>6}   (must be 0)",
+        f"{'temp files swept':28} {stats.swept:>6}   (killed writers'; by `baton recover`)",
         f"{'server exits (unexpected)':28} {stats.server_exits:>6}   (must be 0)",
         f"{'failed runs':28} {len({s for s, _ in stats.failures}):>6}   (must be 0)",
     ]

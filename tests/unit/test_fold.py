@@ -210,3 +210,23 @@ def test_newer_proposal_supersedes_pending_hunks_it_drops() -> None:
     assert state.hunks["h1"].status == HunkStatus.ACCEPTED
     assert state.hunks["h2"].status == HunkStatus.SUPERSEDED
     assert state.hunks["h3"].status == HunkStatus.PENDING
+
+
+def test_a_superseded_id_proposed_for_another_file_reloads_equal() -> None:
+    """Found by the property above: h1 proposed for a.py, superseded, then proposed for
+    b.py. The path index moved with it, or a checkpoint's reload differed from the fold."""
+
+    def propose(path: str, ids: list[str]) -> tuple[OpKind, Payload]:
+        hunks = [
+            HunkRef(id=i, base_line=0, old_count=1, new_count=2, summary=i, body=H) for i in ids
+        ]
+        change = ChangeProposed(
+            change_id=f"c-{path}-{len(ids)}", path=path, kind=ChangeKind.MODIFY,
+            base_hash=H, new_hash=H, hunks=hunks,
+        )  # fmt: skip
+        return OpKind.CHANGE_PROPOSED, change
+
+    ops = make_log([propose("a.py", ["h1"]), propose("a.py", []), propose("b.py", ["h1"])])
+    full = rebuild("t", ops)
+    assert full.hunk_ids_of("b.py") == ["h1"] and full.hunk_ids_of("a.py") == []
+    assert TaskState.model_validate_json(full.model_dump_json()) == full

@@ -21,7 +21,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import keys
-from ..effects import apply_hunk, settle
+from ..effects import apply_hunk, settle, temp_leftovers
 from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
@@ -65,6 +65,7 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 except StoreError as e:
                     ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
             await finish_editor_accepts(ls, ws, task_id)
+            temp_leftovers(ws, state, remove=True)  # safe whatever the buffers: dead writers'
             warn_unreadable(ls, ws, state)
             if state.status != "open":
                 continue
