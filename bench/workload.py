@@ -91,7 +91,7 @@ def inline_op(i: int, epoch: int, data: bytes) -> NewOp:
     """The same step with the 1 KB inline in a note: the state itself grows 1 KB a step."""
     payload = ContextText(text=data.decode())
     return NewOp(
-        keys.recorded(TASK_ID, OpKind.CONTEXT_NOTE, ('inline', i)),
+        keys.recorded(TASK_ID, OpKind.CONTEXT_NOTE, ("inline", i)),
         TASK_ID,
         epoch,
         OpKind.CONTEXT_NOTE,
