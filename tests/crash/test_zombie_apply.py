@@ -33,6 +33,16 @@ MINE = BASE.replace("line 3\n", "the developer's line 3\n")
 TTL = 5.0
 
 
+async def accepted_proposal(root: Path, task_id: str) -> None:
+    """f.py with one hunk proposed by worker A (epoch 1) and accepted by the developer."""
+    (root / "f.py").write_text(BASE)
+    async with await Worker.open(root, worker_id="A", ttl=TTL) as first:
+        task = await first.begin("Zombie apply", task_id=task_id)
+        task.stop_heartbeat()
+        (hid,) = (await task.propose("f.py", PROPOSED)).hunk_ids
+        await decide(first.ws, task_id, hid, Decision.ACCEPTED)
+
+
 async def spawn(*args: str, pause_at: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "baton", *args, cwd=REPO,
@@ -58,12 +68,7 @@ def stopped(pid: int) -> bool:
 async def test_a_zombie_paused_mid_apply_never_clobbers_and_never_lands(
     tmp_path: Path, point: str
 ) -> None:
-    (tmp_path / "f.py").write_text(BASE)
-    async with await Worker.open(tmp_path, worker_id="A", ttl=TTL) as first:
-        task = await first.begin("Zombie apply", task_id="z")
-        task.stop_heartbeat()
-        (hid,) = (await task.propose("f.py", PROPOSED)).hunk_ids
-        await decide(first.ws, "z", hid, Decision.ACCEPTED)
+    await accepted_proposal(tmp_path, "z")
     zombie = await spawn(
         "agent", "apply", "-w", str(tmp_path), "--task", "z", "--epoch", "1", "--worker", "A",
         pause_at=point,
@@ -112,12 +117,7 @@ async def test_an_edit_in_the_instant_before_the_swap_is_put_back(
     """The developer saves between the applier's last look at the file and its swap (the
     pause point `effect.swap` of the developer's own `baton apply`): the swap happens,
     finds it displaced something other than what it looked at, and puts it back."""
-    (tmp_path / "f.py").write_text(BASE)
-    async with await Worker.open(tmp_path, worker_id="A", ttl=TTL) as w:
-        task = await w.begin("Race", task_id="r")
-        task.stop_heartbeat()
-        (hid,) = (await task.propose("f.py", PROPOSED)).hunk_ids
-        await decide(w.ws, "r", hid, Decision.ACCEPTED)
+    await accepted_proposal(tmp_path, "r")
     applier = await spawn("apply", "--json", "-w", str(tmp_path), pause_at="effect.swap")
     await until(lambda: stopped(applier.pid) or applier.returncode is not None, timeout=30)
     assert applier.returncode is None, await applier.communicate()

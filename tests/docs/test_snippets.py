@@ -33,6 +33,7 @@ from baton.review import decide
 from baton.store import StoreError
 from baton.workspace import Workspace
 
+from ..editors.headless import run_headless
 from .runner import REPO, Block, Session, Shell, blocks, sessions, shell_environment
 
 README = REPO / "README.md"
@@ -263,25 +264,12 @@ async def test_the_neovim_config_shows_a_proposal(tmp_path: Path) -> None:
         **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE")},
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
-    proc = await asyncio.create_subprocess_exec(
-        nvim,
-        "--headless",
-        "-n",
-        "-i",
-        "NONE",
-        "-u",
-        str(tmp_path / "init.lua"),
-        "-c",
-        f"luafile {tmp_path / 'show.lua'}",
-        "calc.py",
-        cwd=root,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out = await finished(proc)
-    assert proc.returncode == 0, f"{config.where}: no diagnostic in Neovim\n{out.decode()}"
+    code, out = await run_headless(
+        nvim, "--headless", "-n", "-i", "NONE", "-u", str(tmp_path / "init.lua"),
+        "-c", f"luafile {tmp_path / 'show.lua'}", "calc.py",
+        cwd=root, env=env, what="Neovim",
+    )  # fmt: skip
+    assert code == 0, f"{config.where}: no diagnostic in Neovim\n{out}"
     report = (tmp_path / "report").read_text()
     assert report == "baton:1: Agent proposes: change 1 line: def add(a: int, b: int) -> int:\n"
 

@@ -11,7 +11,6 @@ once, recorded once. Skipped only when `vim` is not installed (`make test` insta
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -25,6 +24,8 @@ import pytest
 from baton.agent import Worker
 from baton.models import HunkStatus, OpKind
 from baton.workspace import Workspace
+
+from .headless import run_with_report, steps
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parents[1] / "docs" / "editors.md"
@@ -82,7 +83,7 @@ async def seed(root: Path) -> None:
 async def run_vim(root: Path, tmp: Path) -> tuple[int, dict[str, Any], str]:
     vim = shutil.which("vim")
     if vim is None:
-        pytest.skip("vim is not installed (`make editors` installs vim and vim-ale)")
+        pytest.fail("vim is not installed: `make test` installs vim and vim-ale; never skipped")
     assert ALE.exists(), "vim is installed but ALE is not: apt-get install vim-ale"
     vimrc = tmp / "vimrc"
     vimrc.write_text(vimrc_from_docs())
@@ -98,42 +99,11 @@ async def run_vim(root: Path, tmp: Path) -> tuple[int, dict[str, Any], str]:
         "BATON_REPORT": str(report),
         "BATON_TIMEOUT_MS": "5000",
     }
-    proc = await asyncio.create_subprocess_exec(
-        vim,
-        "-N",
-        "-u",
-        str(vimrc),
-        "-U",
-        "NONE",
-        "-i",
-        "NONE",
-        "-n",
-        "-X",
-        "--not-a-term",
-        "-c",
-        f"source {HERE / 'review.vim'}",
-        "greet.py",
-        cwd=root,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        output, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise AssertionError("Vim did not exit within 60 s") from None
-    assert proc.returncode is not None
-    text = output.decode(errors="replace")
-    if not report.exists():
-        raise AssertionError(f"Vim exited {proc.returncode} without a report:\n{text[-4000:]}")
-    return proc.returncode, json.loads(report.read_text()), text
-
-
-def steps(report: dict[str, Any]) -> dict[str, Any]:
-    return {s["name"]: s["data"] for s in report["steps"]}
+    return await run_with_report(
+        vim, "-N", "-u", str(vimrc), "-U", "NONE", "-i", "NONE", "-n", "-X", "--not-a-term",
+        "-c", f"source {HERE / 'review.vim'}", "greet.py",
+        cwd=root, env=env, what="Vim", report=report,
+    )  # fmt: skip
 
 
 def disk(lines: list[str]) -> str:
