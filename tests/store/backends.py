@@ -1,0 +1,73 @@
+"""The store backends the conformance suite runs against, behind one interface.
+
+Each backend gives a fresh database per test, more connections to it (racing claims,
+another process's commits), and the few ways of damaging it that the suite needs (a
+corrupt blob, a corrupt checkpoint, a row this Baton cannot read) — the only SQL the
+suite holds. A new backend (PostgreSQL, issue 14) is one more class here and one more
+name in BACKENDS; the tests do not change.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from baton.store import SqliteStore, Store
+
+
+class Backend(Protocol):
+    name: str
+
+    async def open(self, clock: Callable[[], float] = time.time) -> Store:
+        """Another connection to this test's database (the first one creates it)."""
+        ...
+
+    def corrupt_blob(self, digest: str) -> None: ...
+
+    def corrupt_checkpoint(self, task_id: str, lsn: int, data: bytes) -> None: ...
+
+    def checkpoint_lsns(self, task_id: str) -> list[int]:
+        """Newest first."""
+        ...
+
+    def rewrite_op(self, op_id: str, kind: str, payload: str) -> None:
+        """Make a row say what no reader of this Baton can fold."""
+        ...
+
+
+class Sqlite:
+    name = "sqlite"
+
+    def __init__(self, tmp: Path) -> None:
+        self.path = tmp / ".baton" / "baton.db"
+
+    async def open(self, clock: Callable[[], float] = time.time) -> Store:
+        return await SqliteStore.open(self.path, clock=clock)
+
+    def _sql(self, sql: str, *args: object) -> list[tuple[object, ...]]:
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            return db.execute(sql, args).fetchall()
+        finally:
+            db.close()
+
+    def corrupt_blob(self, digest: str) -> None:
+        self._sql("UPDATE blobs SET data = ? WHERE hash = ?", b"damaged", digest)
+
+    def corrupt_checkpoint(self, task_id: str, lsn: int, data: bytes) -> None:
+        self._sql(
+            "UPDATE checkpoints SET data = ? WHERE task_id = ? AND lsn = ?", data, task_id, lsn
+        )
+
+    def checkpoint_lsns(self, task_id: str) -> list[int]:
+        rows = self._sql("SELECT lsn FROM checkpoints WHERE task_id = ? ORDER BY lsn DESC", task_id)
+        return [int(str(lsn)) for (lsn,) in rows]
+
+    def rewrite_op(self, op_id: str, kind: str, payload: str) -> None:
+        self._sql("UPDATE ops SET kind = ?, payload = ? WHERE op_id = ?", kind, payload, op_id)
+
+
+BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": Sqlite}

@@ -1,0 +1,115 @@
+"""What is SQLite's own in the SQLite store: its files, schema, faults and the path rules.
+The behaviour every backend shares is tests/store/test_conformance.py."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from baton.fold import rebuild
+from baton.models import ContextText, OpKind
+from baton.store import (
+    NewOp,
+    SqliteStore,
+    StoreUnavailable,
+)
+from baton.store.sqlite import MIGRATIONS
+from baton.workspace import Workspace, database_path
+
+
+def note(op_id: str, text: str, epoch: int = 1, task: str = "t") -> NewOp:
+    return NewOp(op_id, task, epoch, OpKind.CONTEXT_NOTE, ContextText(text=text))
+
+
+async def started(ws: Workspace, task: str = "t", worker: str = "w1", ttl: float = 30) -> int:
+    await ws.store.create_task(task, "Title", "Do it")
+    return await ws.store.claim(task, worker, ttl)
+
+
+async def test_files_are_private_and_ignored(ws: Workspace, project: Path) -> None:
+    folder = project / ".baton"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "baton.db").stat().st_mode) == 0o600
+    assert (folder / ".gitignore").read_text() == "*\n"
+
+
+async def test_schema_version_and_newer_schema_refused(ws: Workspace, project: Path) -> None:
+    db = database_path(project)
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(StoreUnavailable, match="newer than this Baton"):
+        await SqliteStore.open(db)
+
+
+async def test_corrupt_database_gives_one_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / ".baton" / "baton.db"
+    db.parent.mkdir()
+    db.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreUnavailable, match="corrupt"):
+        await SqliteStore.open(db)
+
+
+async def test_missing_database_is_not_created_when_asked_not_to(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailable, match="no Baton database"):
+        await Workspace.open(tmp_path, create=False)
+    assert not (tmp_path / ".baton").exists()
+
+
+async def test_locked_database_waits_then_reports(project: Path) -> None:
+    async with await Workspace.open(project) as ws:
+        epoch = await started(ws)
+    store = await SqliteStore.open(database_path(project), busy_timeout=0.2)
+    blocker = sqlite3.connect(database_path(project), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        started_at = time.monotonic()
+        with pytest.raises(StoreUnavailable, match="locked"):
+            await store.append(note("n", "x", epoch))
+        assert time.monotonic() - started_at >= 0.15
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    await store.append(note("n", "x", epoch))  # and it works again once the lock is gone
+    await store.close()
+
+
+async def test_database_path_override(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere" / "state.db"
+    monkeypatch.setenv("BATON_DB", str(elsewhere))
+    assert database_path(Path("/any")) == elsewhere
+    async with await Workspace.open(project) as ws:  # the database moves, the root stays
+        await started(ws)
+        assert ws.store.path == elsewhere and ws.root == project
+    assert elsewhere.is_file() and not (project / ".baton").exists()
+    monkeypatch.delenv("BATON_DB")
+    assert database_path(Path("/any")) == Path("/any/.baton/baton.db")
+    async with await Workspace.open(project) as ws:  # the workspace's own, a fresh one
+        assert ws.store.path == project / ".baton" / "baton.db"
+        assert await ws.task_ids() == []
+
+
+async def test_large_states_are_checkpointed_less_often(project: Path) -> None:
+    async with await Workspace.open(project, checkpoint_every=5) as ws:
+        epoch = await started(ws)
+        for n in range(60):  # each note adds ~10 KB to the state
+            await ws.record(note(f"big{n}", f"{n} " + "x" * 10_000, epoch))
+        db = sqlite3.connect(ws.store.path)
+        lsns = [lsn for (lsn,) in db.execute("SELECT lsn FROM checkpoints ORDER BY lsn")]
+        sizes = [n for (n,) in db.execute("SELECT length(data) FROM checkpoints ORDER BY lsn")]
+        db.close()
+        # 5 ops, then every size/660 ops: ~15 at 50 KB, ~30 at 200 KB — not every 5.
+        assert len(lsns) <= 3 and lsns[0] > 5
+        gaps = [b - a for a, b in itertools.pairwise(lsns)]
+        assert all(gap >= sizes[i] // 660 for i, gap in enumerate(gaps))
+        state, recovery = await ws.recover("t")
+        assert state == rebuild("t", await ws.store.ops_after(0, "t"))
+        assert recovery.replayed <= sizes[-1] // 660
