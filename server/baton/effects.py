@@ -366,10 +366,13 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path
         data = paths.read_regular(ws.root, paths.resolve(ws.root, path))
     except paths.PathRefused:
         return False
-    if data is None:
-        return False
     body = await hunk_body(ws, hunk)
     new = await new_lines_of(ws, hunk, body)
+    change = state.changes.get(hunk.change_id)
+    if change is not None and change.kind == ChangeKind.DELETE and not new and not body.after:
+        return data is None  # deleting the rest of a file: done only when it is gone
+    if data is None:
+        return False
     lines = split_lines(data.decode("utf-8", errors="replace"))
     context = (tuple(body.before), tuple(body.after))
     expected = expected_line(state, hunk)

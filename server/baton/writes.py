@@ -29,6 +29,7 @@ import fcntl
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -155,12 +156,7 @@ def _replace(staged: Staged, tmp: str) -> None:
     """Exchange the staged file with the target, then make sure what we displaced is the
     inode we checked, still holding the pre-state; otherwise put it back."""
     folder, name = staged.folder, staged.name
-    old = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
-    try:
-        try:  # held to the end, so that no sweep takes the old file for a crashed temp
-            fcntl.flock(old, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # another applier is swapping this very file right now
-            raise Conflict(f"{name} is being written by another process") from None
+    with _locked(folder, name) as old:
         if _hash_fd(old) != staged.pre_hash:
             raise Conflict(f"{name} changed since the change was planned; not overwritten")
         crash_point("effect.swap")  # the narrowest window: a test saves here
@@ -168,16 +164,36 @@ def _replace(staged: Staged, tmp: str) -> None:
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
             staged.tmp = None
             return
-        displaced = os.stat(tmp, dir_fd=folder, follow_symlinks=False)
-        if _same_file(displaced, os.fstat(old)) and _hash_fd(old) == staged.pre_hash:
+        if _displaced(folder, tmp, old, staged.pre_hash):
             return  # `discard` removes the old file from the temp name
         # Someone saved in the instant between our look and the swap: theirs goes back,
         # unless they saved once more over ours since — that newest save stays as it is.
         if content_hash(paths.read_at(folder, name)) == staged.post_hash:
             _rename2(folder, tmp, name, _RENAME_EXCHANGE)
         raise Conflict(f"{name} changed as it was being written; the other edit is kept")
+
+
+@contextlib.contextmanager
+def _locked(folder: int, name: str) -> Iterator[int]:
+    """The target, open and flocked while we move it: no sweep takes it for a crashed
+    writer's temp file once it sits at a temp name, and a second applier swapping this
+    very file at this instant is told so instead of racing."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Conflict(f"{name} is being written by another process") from None
+        yield fd
     finally:
-        os.close(old)
+        os.close(fd)
+
+
+def _displaced(folder: int, moved: str, old: int, pre_hash: str | None) -> bool:
+    """Whether what now sits at `moved` is the inode we locked, still in the pre-state
+    (not a file someone saved by rename, nor one written in place, since our look)."""
+    st = os.stat(moved, dir_fd=folder, follow_symlinks=False)
+    return _same_file(st, os.fstat(old)) and _hash_fd(old) == pre_hash
 
 
 def _hash_fd(fd: int) -> str:
@@ -206,20 +222,22 @@ def _delete(staged: Staged) -> None:
     """Move the file aside, check it is the pre-state, then remove it (or put it back)."""
     folder, name = staged.folder, staged.name
     aside = temp_name(name)
-    os.rename(name, aside, src_dir_fd=folder, dst_dir_fd=folder)
-    if content_hash(paths.read_at(folder, aside)) == staged.pre_hash:
+    with _locked(folder, name) as old:
+        crash_point("effect.swap")
+        os.rename(name, aside, src_dir_fd=folder, dst_dir_fd=folder)
+        if _displaced(folder, aside, old, staged.pre_hash):
+            os.unlink(aside, dir_fd=folder)
+            return
+        try:
+            os.link(aside, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+        except FileExistsError:  # a new file took the name meanwhile: both are kept
+            kept = f"{name}.baton-kept-{secrets.token_hex(4)}"
+            os.rename(aside, kept, src_dir_fd=folder, dst_dir_fd=folder)
+            raise Conflict(
+                f"{name} changed as it was being deleted; the edit is kept as {kept}"
+            ) from None
         os.unlink(aside, dir_fd=folder)
-        return
-    try:
-        os.link(aside, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
-    except FileExistsError:  # a new file took the name meanwhile: both are kept
-        kept = f"{name}.baton-kept-{secrets.token_hex(4)}"
-        os.rename(aside, kept, src_dir_fd=folder, dst_dir_fd=folder)
-        raise Conflict(
-            f"{name} changed as it was being deleted; the edit is kept as {kept}"
-        ) from None
-    os.unlink(aside, dir_fd=folder)
-    raise Conflict(f"{name} changed as it was being deleted; the edit is kept")
+        raise Conflict(f"{name} changed as it was being deleted; the edit is kept")
 
 
 def _rename2(folder: int, src: str, dst: str, flags: int) -> bool:

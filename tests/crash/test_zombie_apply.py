@@ -33,14 +33,15 @@ MINE = BASE.replace("line 3\n", "the developer's line 3\n")
 TTL = 5.0
 
 
-async def accepted_proposal(root: Path, task_id: str) -> None:
-    """f.py with one hunk proposed by worker A (epoch 1) and accepted by the developer."""
+async def accepted_proposal(root: Path, task_id: str, new: str | None = PROPOSED) -> None:
+    """f.py with one change (None: its deletion) proposed by worker A (epoch 1) and
+    accepted by the developer."""
     (root / "f.py").write_text(BASE)
     async with await Worker.open(root, worker_id="A", ttl=TTL) as first:
         task = await first.begin("Zombie apply", task_id=task_id)
         task.stop_heartbeat()
-        (hid,) = (await task.propose("f.py", PROPOSED)).hunk_ids
-        await decide(first.ws, task_id, hid, Decision.ACCEPTED)
+        for hid in (await task.propose("f.py", new)).hunk_ids:
+            await decide(first.ws, task_id, hid, Decision.ACCEPTED)
 
 
 async def spawn(*args: str, pause_at: str) -> asyncio.subprocess.Process:
@@ -110,14 +111,15 @@ async def test_a_zombie_paused_mid_apply_never_clobbers_and_never_lands(
     assert leftovers == []
 
 
+@pytest.mark.parametrize("change", ["modify", "delete"])
 @pytest.mark.parametrize("save", ["in place", "by rename"])
 async def test_an_edit_in_the_instant_before_the_swap_is_put_back(
-    tmp_path: Path, save: str
+    tmp_path: Path, save: str, change: str
 ) -> None:
     """The developer saves between the applier's last look at the file and its swap (the
     pause point `effect.swap` of the developer's own `baton apply`): the swap happens,
     finds it displaced something other than what it looked at, and puts it back."""
-    await accepted_proposal(tmp_path, "r")
+    await accepted_proposal(tmp_path, "r", PROPOSED if change == "modify" else None)
     applier = await spawn("apply", "--json", "-w", str(tmp_path), pause_at="effect.swap")
     await until(lambda: stopped(applier.pid) or applier.returncode is not None, timeout=30)
     assert applier.returncode is None, await applier.communicate()
