@@ -60,7 +60,7 @@ from .models import (
     TaskState,
 )
 from .patch import DiffError, FilePatch, apply_file_patch, parse_patch
-from .review import HunkNotFound
+from .review import known_hunks
 from .store import LeaseHeld, NewOp, StaleEpoch, StoreError
 from .store.sqlite import Clock
 from .workspace import Workspace
@@ -89,14 +89,25 @@ def refuses_invalid(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[
         try:
             return await method(*args, **kwargs)
         except ValidationError as e:
-            first = e.errors(include_url=False)[0]
-            field = ".".join(str(part) for part in first["loc"]) or e.title
-            raise ChangeRefused(f"invalid {field}: {first['msg']}") from None
+            raise refusal(e) from None
 
     return checked
 
 
-TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+def refusal(e: ValidationError) -> InvalidInput:
+    """A validation error as one line: the agent API's own error when a validator raised
+    one (a task id's rule), else `invalid FIELD: what is wrong`."""
+    first = e.errors(include_url=False)[0]
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, InvalidInput):
+        return cause
+    field = ".".join(str(part) for part in first["loc"]) or e.title
+    return ChangeRefused(f"invalid {field}: {first['msg']}")
+
+
+TASK_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+"""What a task id a caller chooses may be (also the pattern of the MCP tools' schema)."""
+TASK_ID = re.compile(TASK_ID_PATTERN)
 
 
 def valid_task_id(task_id: str) -> str:
@@ -107,15 +118,6 @@ def valid_task_id(task_id: str) -> str:
             "starting with a letter or digit"
         )
     return task_id
-
-
-def known_hunks(state: TaskState, hunk_ids: list[str]) -> list[str]:
-    """The ids, each a hunk of this task: an unknown one is a mistake to report, not a
-    hunk to wait for forever or to find nothing to apply for."""
-    unknown = [h for h in hunk_ids if h not in state.hunks]
-    if unknown:
-        raise HunkNotFound(f"task {state.task_id} has no hunk {', '.join(unknown)}")
-    return hunk_ids
 
 
 class StaleRead(ChangeRefused):
@@ -164,6 +166,14 @@ def _addressable(name: str) -> bool:
     except paths.PathRefused:
         return False
     return True
+
+
+def waited_for(state: TaskState, hunk_ids: list[str] | None) -> list[str]:
+    """The hunks a wait for review is for: those named (each must be the task's), else
+    every hunk pending when the wait starts (decided ones would end it at once)."""
+    if hunk_ids is not None:
+        return known_hunks(state, hunk_ids)
+    return [h.id for h in state.hunks_with(HunkStatus.PENDING)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,12 +486,7 @@ class Task:
         another connection commits, so waiting an hour costs next to no CPU.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        state = await self.state()
-        ids = (
-            known_hunks(state, hunk_ids)
-            if hunk_ids is not None
-            else [h.id for h in state.hunks_with(HunkStatus.PENDING)]
-        )
+        ids = waited_for(await self.state(), hunk_ids)
         version = await self.ws.store.data_version()
         while True:
             state = await self.state()

@@ -19,12 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import __version__
-from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
+from . import __version__, calls, integrity
+from .agent import DEFAULT_TTL, Task, Worker, default_worker_id
 from .brief import render_markdown
+from .calls import AppliedEffect, arguments
 from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
 from .limits import InvalidInput, counter
-from .models import Decision, HunkState, HunkStatus, StepStatus, UnreadableOp
+from .models import Decision, HunkState, HunkStatus, StepStatus, UnreadableOp, in_review_order
 from .patch import DiffDoesNotApply, DiffError
 from .paths import PathRefused
 from .review import HunkNotFound, ReviewRefused, decide, find_hunk
@@ -77,14 +78,6 @@ class CommandFailed(Exception):
 def to_json(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    if isinstance(value, EffectResult):
-        return {
-            "effect_id": value.effect_id,
-            "path": value.path,
-            "hunk_ids": list(value.hunk_ids),
-            "outcome": value.outcome,
-            "detail": value.detail,
-        }
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     if isinstance(value, dict):
@@ -151,11 +144,7 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 async def cmd_status(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
-        rows = []
-        for info in await ws.store.tasks():
-            state = await ws.state(info.task_id)
-            counts = {s: len(state.hunks_with(s)) for s in HunkStatus}
-            rows.append((info, state, counts))
+        rows = [(row.info, row.state, row.counts) for row in await calls.overview(ws)]
     damaged = [(info.task_id, len(state.unreadable)) for info, state, _ in rows if state.unreadable]
     data = [
         {
@@ -210,7 +199,7 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
             state = await ws.state(task_id)
             hunks += [
                 (task_id, h)
-                for h in sorted(state.hunks.values(), key=lambda h: (h.path, h.base_line))
+                for h in in_review_order(state.hunks.values())
                 if args.all or h.status != HunkStatus.SUPERSEDED
             ]
     data = [{"task_id": t, **h.model_dump(mode="json")} for t, h in hunks]
@@ -257,7 +246,7 @@ def _short(text: str, width: int = 70) -> str:
 
 async def cmd_resume(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
-        brief = await handoff(ws, args.task)
+        brief = await calls.resume(ws, args.task)
     emit(args, brief, lambda: render_markdown(brief).rstrip())
 
 
@@ -314,7 +303,7 @@ async def cmd_recover(args: argparse.Namespace) -> None:
 def report_effects(args: argparse.Namespace, results: list[EffectResult]) -> None:
     emit(
         args,
-        results,
+        [AppliedEffect.of(r) for r in results],
         lambda: (
             "\n".join(
                 f"{r.outcome:9} {r.path} ({', '.join(r.hunk_ids)})"
@@ -329,44 +318,19 @@ def report_effects(args: argparse.Namespace, results: list[EffectResult]) -> Non
 
 
 async def cmd_check(args: argparse.Namespace) -> None:
-    problems: list[str] = []
     async with await open_workspace(args) as ws:
-        problems += await ws.store.integrity_check()
-        report = []
-        for task_id in await ws.task_ids():
-            state, recovery = await ws.recover(task_id)
-            full = await ws.store.ops_after(0, task_id)
-            from .fold import rebuild
-
-            if rebuild(task_id, full) != state:
-                problems.append(f"task {task_id}: checkpoint disagrees with the log")
-            if recovery.skipped_checkpoints:
-                problems.append(
-                    f"task {task_id}: {recovery.skipped_checkpoints} corrupt checkpoint(s) "
-                    "skipped (harmless; a new one is written on the next ops)"
-                )
-            problems += [u.describe(task_id) + "; see `baton repair`" for u in state.unreadable]
-            problems += [
-                f"task {task_id}: {p.relative_to(ws.root)} is a temp file a killed writer left "
-                "(it holds a whole file's content); `baton recover` removes it"
-                for p in temp_leftovers(ws, state)
-            ]
-            for hunk in state.hunks.values():
-                for blob in (hunk.body, hunk.edited):
-                    if blob:
-                        try:
-                            await ws.store.get_blob(blob)
-                        except (BlobMissing, StoreUnavailable) as e:
-                            problems.append(f"task {task_id}: {e}")
-            report.append({"task_id": task_id, "ops": state.ops, "lsn": state.lsn})
-    data = {"ok": not problems, "problems": problems, "tasks": report}
+        report = await integrity.check(ws)
     emit(
         args,
-        data,
-        lambda: "\n".join(problems) if problems else f"ok: {len(report)} task(s) consistent",
+        report,
+        lambda: (
+            "\n".join(report.problems)
+            if report.problems
+            else f"ok: {len(report.tasks)} task(s) consistent"
+        ),
     )
-    if problems:
-        raise CommandFailed(f"{len(problems)} problem(s) found")
+    if report.problems:
+        raise CommandFailed(f"{len(report.problems)} problem(s) found")
 
 
 async def _unreadable(ws: Workspace) -> dict[int, tuple[str, UnreadableOp]]:
@@ -426,83 +390,137 @@ async def cmd_repair(args: argparse.Namespace) -> None:
 # --- agent commands -----------------------------------------------------------------
 
 
-async def agent_task(args: argparse.Namespace, worker: Worker) -> Task:
-    """A Task for one CLI call: the epoch comes from the caller, no heartbeat runs."""
-    return Task(worker, args.task, args.epoch)
+AgentAction = Callable[[argparse.Namespace, Worker], Awaitable[object]]
+AGENT_ACTIONS: dict[str, AgentAction] = {}
+"""`baton agent ACTION`'s handlers, by action; each builds the call's arguments from the
+command line and runs the one implementation in calls.py."""
+
+OK = {"ok": True}
+"""What an action that returns nothing prints."""
 
 
-async def with_worker(args: argparse.Namespace, body: Callable[[Worker], Awaitable[Any]]) -> None:
-    root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
-    worker = await Worker.open(root, worker_id=args.worker, ttl=args.ttl)
-    try:
-        result = await body(worker)
-    finally:
-        await worker.close()
-    print(json.dumps(to_json(result), ensure_ascii=False))
+def action(*names: str) -> Callable[[AgentAction], AgentAction]:
+    def register(handler: AgentAction) -> AgentAction:
+        for name in names:
+            AGENT_ACTIONS[name] = handler
+        return handler
+
+    return register
+
+
+def given(args: argparse.Namespace, *names: str) -> dict[str, object]:
+    """The options the caller gave (argparse's None: not given, the call's default)."""
+    return {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+
+
+def held_task(args: argparse.Namespace, worker: Worker) -> Task:
+    return calls.call_task(worker, args.task, args.epoch)
+
+
+@action("begin")
+async def agent_begin(args: argparse.Namespace, worker: Worker) -> object:
+    call = arguments(calls.BeginArgs, **given(args, "title", "instruction", "task_id"))
+    task = await calls.begin(worker, call)
+    task.stop_heartbeat()
+    return calls.held(worker, task)
+
+
+@action("claim")
+async def agent_claim(args: argparse.Namespace, worker: Worker) -> object:
+    call = arguments(calls.ClaimArgs, task_id=args.task, **given(args, "wait_seconds"))
+    task = await calls.claim(worker, call)
+    task.stop_heartbeat()
+    return calls.held(worker, task)
+
+
+@action("heartbeat")
+async def agent_heartbeat(args: argparse.Namespace, worker: Worker) -> object:
+    task = held_task(args, worker)
+    if not args.worker_given:
+        await calls.act_as_holder(task)
+    await calls.heartbeat(task)
+    return OK
+
+
+@action("release")
+async def agent_release(args: argparse.Namespace, worker: Worker) -> object:
+    task = held_task(args, worker)
+    if not args.worker_given:
+        await calls.act_as_holder(task)
+    await task.release()
+    return OK
+
+
+@action("read")
+async def agent_read(args: argparse.Namespace, worker: Worker) -> object:
+    return await calls.read(held_task(args, worker), arguments(calls.ReadArgs, path=args.path))
+
+
+@action("list")
+async def agent_list(args: argparse.Namespace, worker: Worker) -> object:
+    call = arguments(calls.ListArgs, path=args.path)
+    return await calls.list_folder(held_task(args, worker), call)
+
+
+@action("step")
+async def agent_step(args: argparse.Namespace, worker: Worker) -> object:
+    call = arguments(calls.StepArgs, **given(args, "name", "status", "note"))
+    await calls.set_step(held_task(args, worker), call)
+    return OK
+
+
+@action("feedback", "decision", "note")
+async def agent_remark(args: argparse.Namespace, worker: Worker) -> object:
+    call = arguments(calls.NoteArgs, text=args.text, kind=args.action)
+    await calls.add_note(held_task(args, worker), call)
+    return OK
+
+
+@action("propose")
+async def agent_propose(args: argparse.Namespace, worker: Worker) -> object:
+    # Bytes, not text: the agent API says what is wrong with content that is not UTF-8
+    # (one line), where decoding here would raise a traceback.
+    source: dict[str, object] = {"delete": True} if args.delete else {}
+    if args.diff:
+        source = {"diff": read_input(args.diff, "--diff")}
+    elif not args.delete:
+        source = {"content": read_input(args.content or "-", "--content")}
+    call = arguments(calls.ProposeArgs, **given(args, "path", "summary"), **source)
+    proposals = await calls.propose(held_task(args, worker), call)
+    return [{"change_id": p.change_id, "path": p.path, "hunks": list(p.hunks)} for p in proposals]
+
+
+@action("wait")
+async def agent_wait(args: argparse.Namespace, worker: Worker) -> object:
+    call = arguments(calls.WaitArgs, hunk_ids=args.hunks or None, **given(args, "timeout_seconds"))
+    return await calls.wait_for_review(held_task(args, worker), call)
+
+
+@action("apply")
+async def agent_apply(args: argparse.Namespace, worker: Worker) -> object:
+    return await calls.apply(held_task(args, worker), calls.ApplyArgs())
+
+
+@action("finish")
+async def agent_finish(args: argparse.Namespace, worker: Worker) -> object:
+    call = arguments(calls.FinishArgs, **given(args, "summary", "outcome"))
+    await calls.finish(held_task(args, worker), call)
+    return OK
+
+
+@action("resume")
+async def agent_resume(args: argparse.Namespace, worker: Worker) -> object:
+    return await calls.resume(worker.ws, args.task)
 
 
 async def cmd_agent(args: argparse.Namespace) -> None:
-    action = args.action
-
-    async def body(worker: Worker) -> Any:
-        if action == "begin":
-            task = await worker.begin(args.title, args.instruction, args.task_id)
-            task.stop_heartbeat()
-            return {"task_id": task.id, "epoch": task.epoch, "worker": worker.worker_id}
-        if action == "claim":
-            task = await worker.claim(args.task, wait=args.wait)
-            task.stop_heartbeat()
-            return {"task_id": task.id, "epoch": task.epoch, "worker": worker.worker_id}
-        task = await agent_task(args, worker)
-        if action in ("heartbeat", "release") and not args.worker_given:
-            # Each CLI call is a new process, so the default id (host:pid) never matches the
-            # one that claimed: the epoch from begin/claim is the fencing token here.
-            info = await worker.ws.store.task(task.id)
-            if info.epoch == task.epoch and info.worker:
-                worker.worker_id = info.worker
-        if action == "heartbeat":
-            await worker.ws.store.heartbeat(task.id, worker.worker_id, task.epoch, worker.ttl)
-            return {"ok": True}
-        if action == "release":
-            await task.release()
-            return {"ok": True}
-        if action == "read":
-            return {"path": args.path, "text": await task.read(args.path)}
-        if action == "list":
-            return {"path": args.path, "entries": await task.listdir(args.path)}
-        if action == "step":
-            await task.step(args.name, StepStatus(args.status), args.note)
-            return {"ok": True}
-        if action in ("feedback", "decision", "note"):
-            await task.remark(action, args.text)
-            return {"ok": True}
-        if action == "propose":
-            # Bytes, not text: the agent API says what is wrong with content that is not
-            # UTF-8 (one line), where decoding here would raise a traceback.
-            if args.diff:
-                diff = read_input(args.diff, "--diff")
-                proposals = await task.propose_diff(diff, args.summary, args.path)
-            else:
-                content = None
-                if not args.delete:
-                    content = read_input(args.content or "-", "--content")
-                proposals = [await task.propose(args.path, content, args.summary)]
-            return [
-                {"change_id": p.change_id, "path": p.path, "hunks": list(p.hunks)}
-                for p in proposals
-            ]
-        if action == "wait":
-            return await task.wait_for_review(args.hunks or None, timeout=args.timeout)
-        if action == "apply":
-            return await task.apply()
-        if action == "finish":
-            await task.finish(args.summary, args.outcome)
-            return {"ok": True}
-        if action == "resume":
-            return await task.resume()
-        raise AssertionError(action)
-
-    await with_worker(args, body)
+    root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
+    worker = await Worker.open(root, worker_id=args.worker, ttl=args.ttl)
+    try:
+        result = await AGENT_ACTIONS[args.action](args, worker)
+    finally:
+        await worker.close()
+    print(json.dumps(to_json(result), ensure_ascii=False))
 
 
 # --- parser -------------------------------------------------------------------------
@@ -583,11 +601,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = acts.add_parser("begin", parents=[base], help="create a task and claim it")
     a.add_argument("--title", required=True)
-    a.add_argument("--instruction", default="")
-    a.add_argument("--task-id", default=None)
+    a.add_argument("--instruction")
+    a.add_argument("--task-id")
     a = acts.add_parser("claim", parents=[base], help="take over a task whose lease is free")
     a.add_argument("task")
-    a.add_argument("--wait", type=float, default=0.0, help="seconds to wait for the lease")
+    a.add_argument(
+        "--wait",
+        dest="wait_seconds",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for the lease (default 0)",
+    )
     acts.add_parser("heartbeat", parents=[held], help="extend the lease")
     acts.add_parser("release", parents=[held], help="give the lease up")
     a = acts.add_parser("read", parents=[held], help="read a file and record it")
@@ -597,7 +621,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = acts.add_parser("step", parents=[held], help="set a step's status")
     a.add_argument("name")
     a.add_argument("status", choices=[s.value for s in StepStatus])
-    a.add_argument("--note", default="")
+    a.add_argument("--note")
     for kind in ("feedback", "decision", "note"):
         a = acts.add_parser(kind, parents=[held], help=f"record a {kind}")
         a.add_argument("text")
@@ -607,14 +631,20 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--content", metavar="FILE", help="new content ('-' or default: stdin)")
     src.add_argument("--diff", metavar="FILE", help="a unified diff ('-': stdin)")
     src.add_argument("--delete", action="store_true")
-    a.add_argument("--summary", default="")
+    a.add_argument("--summary")
     a = acts.add_parser("wait", parents=[held], help="wait for review decisions")
     a.add_argument("--hunks", nargs="*")
-    a.add_argument("--timeout", type=float, default=60.0)
+    a.add_argument(
+        "--timeout",
+        dest="timeout_seconds",
+        type=float,
+        metavar="SECONDS",
+        help="give up waiting after SECONDS (default 60)",
+    )
     acts.add_parser("apply", parents=[held], help="apply accepted hunks")
     a = acts.add_parser("finish", parents=[held], help="finish the task")
-    a.add_argument("--summary", default="")
-    a.add_argument("--outcome", choices=["done", "abandoned"], default="done")
+    a.add_argument("--summary")
+    a.add_argument("--outcome", choices=["done", "abandoned"], help="default: done")
     acts.add_parser("resume", parents=[held], help="the handoff brief as JSON")
     agent.set_defaults(run=cmd_agent, json=True)
     return p

@@ -38,8 +38,9 @@ from pygls.lsp.client import LanguageClient
 
 from .agent import Worker
 from .brief import render_markdown
+from .integrity import check
 from .lsp.client import ScriptedEditor
-from .models import Decision, EffectDone, HunkStatus, StepStatus
+from .models import Decision, EffectDone, HunkStatus, StepStatus, in_review_order
 from .review import decide
 from .workspace import Workspace
 
@@ -228,7 +229,7 @@ class Demo:
             await self.wait_for_step(ws, "review", StepStatus.AWAITING_REVIEW)
             banner("2. The developer reviews (in an editor this is a code action)")
             state = await ws.state(TASK)
-            hunks = sorted(state.hunks.values(), key=lambda h: (h.path, h.base_line))
+            hunks = in_review_order(state.hunks.values())
             average = next(h for h in hunks if h.path == "calc.py" and "values" in h.summary)
             greet = next(h for h in hunks if h.path == "greet.py")
             for h in hunks:
@@ -346,12 +347,12 @@ class Demo:
         )
         self.check(len({op.op_id for op in ops}) == len(ops), f"no op duplicated ({len(ops)} ops)")
         self.check(state.status == "done", "task finished")
-        problems = await ws.store.integrity_check()
-        self.check(not problems, "store integrity check passes")
-        full = await ws.store.ops_after(0, TASK)
-        from .fold import rebuild
-
-        self.check(rebuild(TASK, full) == state, "checkpoint + replay equals full replay")
+        report = await check(ws)
+        self.check(
+            report.ok,
+            "baton check: checkpoint + replay equals full replay, store intact"
+            + "".join(f"\n    {p}" for p in report.problems),
+        )
 
 
 EDITOR_CAPABILITIES = types.ClientCapabilities(

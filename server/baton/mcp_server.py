@@ -36,7 +36,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 from . import __version__
-from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff, known_hunks
+from .agent import DEFAULT_TTL, Task, Worker, default_worker_id, handoff
 from .brief import MAX_LISTED, HandoffBrief, HunkBrief, bound, hunk_brief, render_markdown
 from .brief import NEW_TASK as NEW_TASK_PLAIN
 from .changes import ChangeRefused
@@ -46,7 +46,7 @@ from .limits import InvalidInput, lease_seconds
 from .models import HunkState, HunkStatus, Model, StepStatus, TaskState
 from .patch import DiffDoesNotApply, DiffError
 from .paths import PathRefused
-from .review import HunkNotFound
+from .review import HunkNotFound, known_hunks
 from .store import (
     LeaseHeld,
     StaleEpoch,

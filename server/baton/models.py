@@ -8,6 +8,7 @@ content hash of a row in the blob table, which keeps ops and checkpoints tiny.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -319,6 +320,11 @@ class HunkState(Model):
     """Why applying it failed, when it did: shown to the developer, never overwritten."""
 
 
+def in_review_order(hunks: Iterable[HunkState]) -> list[HunkState]:
+    """Hunks as every list shows them, and as they are applied: by file, then by line."""
+    return sorted(hunks, key=lambda h: (h.path, h.base_line))
+
+
 class EffectState(Model):
     id: str
     kind: EffectKind = "apply"
@@ -399,6 +405,14 @@ class TaskState(Model):
 
     def hunks_with(self, *statuses: HunkStatus) -> list[HunkState]:
         return [h for h in self.hunks.values() if h.status in statuses]
+
+    def hunk_counts(self) -> dict[HunkStatus, int]:
+        """Hunks per review status, every status present (zeros too): what `baton
+        status`, `list_tasks` and the editor's task view count."""
+        counts = dict.fromkeys(HunkStatus, 0)
+        for hunk in self.hunks.values():
+            counts[hunk.status] += 1
+        return counts
 
     def dangling_effects(self) -> list[EffectState]:
         """File writes planned and never settled (notifications are not retried)."""

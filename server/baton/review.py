@@ -12,7 +12,7 @@ import json
 from . import keys
 from .changes import MAX_FILE_BYTES
 from .hashing import digest
-from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind
+from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind, TaskState
 from .store import NewOp, OpConflict, StoreError
 from .workspace import Workspace
 
@@ -25,21 +25,36 @@ class HunkNotFound(ReviewRefused):
     """No hunk has this id (exit 3, like an unknown task)."""
 
 
-async def find_hunk(ws: Workspace, hunk_ref: str) -> tuple[str, HunkState]:
-    """Find a hunk by id or unique id prefix (at least 4 characters) across all tasks."""
+async def find_hunk(
+    ws: Workspace, hunk_ref: str, task_id: str | None = None
+) -> tuple[str, HunkState]:
+    """A hunk by id or unique id prefix (at least 4 characters), in one task or across all.
+
+    The one lookup of a hunk a person names (`baton accept 8322`, an editor command):
+    an exact id wins, a prefix must be unique, and the errors are typed, so each face
+    reports them its own way (exit 3 or 4, a JSON-RPC error)."""
     if len(hunk_ref) < 4:
         raise ReviewRefused(f"hunk id {hunk_ref!r} is too short; give at least 4 characters")
     found: list[tuple[str, HunkState]] = []
-    for task_id in await ws.task_ids():
-        state = await ws.state(task_id)
+    for tid in [task_id] if task_id is not None else await ws.task_ids():
+        state = await ws.state(tid)
         if hunk_ref in state.hunks:
-            return task_id, state.hunks[hunk_ref]
-        found += [(task_id, h) for h in state.hunks.values() if h.id.startswith(hunk_ref)]
+            return tid, state.hunks[hunk_ref]
+        found += [(tid, h) for h in state.hunks.values() if h.id.startswith(hunk_ref)]
     if not found:
         raise HunkNotFound(f"no hunk {hunk_ref!r}")
     if len(found) > 1:
         raise ReviewRefused(f"hunk id {hunk_ref!r} is ambiguous: {len(found)} hunks match")
     return found[0]
+
+
+def known_hunks(state: TaskState, hunk_ids: list[str]) -> list[str]:
+    """The ids, each a hunk of this task: an unknown one is a mistake to report, not a
+    hunk to wait for forever or to find nothing to apply for."""
+    unknown = [h for h in hunk_ids if h not in state.hunks]
+    if unknown:
+        raise HunkNotFound(f"task {state.task_id} has no hunk {', '.join(unknown)}")
+    return hunk_ids
 
 
 def check_edited(lines: list[str]) -> None:
