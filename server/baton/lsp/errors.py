@@ -8,17 +8,12 @@ error, still without a traceback. Either way the server keeps running.
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import json
 import logging
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
-from urllib.parse import unquote
 
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
-from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from ..review import ReviewRefused
 from ..store import OpConflict, StaleEpoch, StoreError, StoreUnavailable, TaskNotFound
@@ -46,20 +41,13 @@ def clear_errors(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitabl
     return wrapper
 
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-CALL = ("jsonrpc", "id", "method", "params")
-RESPONSE = ("jsonrpc", "id", "result", "error")
-"""The members of a request or notification, and of a response: pygls' fallback message
-classes refuse any other, and it takes a call that also has an "error" for a response."""
-
-
 class OneLineRefusals(logging.Filter):
-    """pygls logs every error answer with a full traceback at ERROR, a deliberate refusal
-    ("hunk … was decided meanwhile", "the database is read-only") included: the editor's
-    output channel fills with tracebacks of nothing wrong, and a hostile client can flood
-    it. A refusal that `clear_errors` raised (it has no traceback data) becomes one WARNING
-    line; a real bug keeps its traceback."""
+    """pygls: `JsonRPCProtocol._send_handler_result` logs every error answer with
+    `logger.exception` (logger `pygls.protocol.json_rpc`): a full traceback at ERROR, for
+    a deliberate refusal ("hunk … was decided meanwhile", "the database is read-only")
+    too. The editor's output channel fills with tracebacks of nothing wrong, and a hostile
+    client can flood it. A refusal that `clear_errors` raised (it has no traceback data)
+    becomes one WARNING line; a real bug keeps its traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
@@ -68,156 +56,3 @@ class OneLineRefusals(logging.Filter):
             record.levelno, record.levelname = logging.WARNING, "WARNING"
             record.exc_info = record.exc_text = None
         return True
-
-
-class AnsweringProtocol(LanguageServerProtocol):
-    """Every request gets exactly one answer under its own id; nothing else gets one.
-
-    pygls decodes a body with `json.loads(object_hook=structure_message)`, which turns any
-    *nested* object that has a "jsonrpc" key into a message too, and then drops, logs or
-    mis-answers what it cannot read: a body that is not JSON, or not an object, is only
-    logged; a request with an id that is null, a float, a boolean or an object is answered
-    under that id (or, for null, with no id at all); a request whose params it cannot
-    structure is dropped with a pop-up; a request that omits `params` (JSON-RPC allows it)
-    is refused; a request sent to a notification method, or after `shutdown`, is never
-    answered. `receive` takes one body from the transport (`transport.py`) and does what
-    JSON-RPC 2.0 and the LSP base protocol say:
-
-    * not UTF-8 JSON (NaN and Infinity included) → Parse error (-32700), id null;
-    * not a valid request or notification object (not an object, no `"jsonrpc": "2.0"`, a
-      method that is not a string, an id that is not an integer or a string) → Invalid
-      Request (-32600), under its id if that is an integer or a string, else with id null;
-    * a request for a notification method (`textDocument/didOpen` with an id), or any
-      request after `shutdown` (LSP: "should error with InvalidRequest") → Invalid Request;
-    * params pygls cannot read → Invalid Params (-32602) under the request's id;
-    * a response (to one of the server's own requests) is never answered, only logged when
-      it is malformed, and a valid notification never gets an answer.
-    """
-
-    shutdown_requested = False
-    """A `shutdown` request arrived (its handler may still be closing the stores)."""
-    deferred_exit: bytes | None = None
-    """An `exit` that arrived while `shutdown` was still closing the stores."""
-
-    def receive(self, body: bytes) -> None:
-        """Handle one framed body. Errors are answered or logged; none escapes."""
-        try:
-            data = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
-            log.warning("unreadable message (%d bytes): %s", len(body), e)
-            self.answer_error(None, PARSE_ERROR, f"Parse error: {e}")
-            return
-        if not isinstance(data, dict):
-            self.answer_error(None, INVALID_REQUEST, "a message must be a JSON object")
-            return
-        msg_id = data.get("id")
-        has_id = "id" in data
-        good_id = _is_id(msg_id)
-        is_request = "method" in data and has_id
-        refusal = _refusal(data, has_id, good_id)
-        if refusal is not None:
-            if "method" not in data and ("result" in data or "error" in data):
-                log.warning("ignored a malformed response: %s", refusal)
-            else:
-                self.answer_error(msg_id if good_id else None, INVALID_REQUEST, refusal)
-            return
-        if "method" in data:
-            data = {k: data[k] for k in CALL if k in data}
-            data.setdefault("params", None)
-        else:
-            data = {k: data[k] for k in RESPONSE if k in data}
-        if not is_request and data.get("method") == types.EXIT and self._closing():
-            self.deferred_exit = body  # the transport calls exit_once_closed next
-            return
-        cancel = not is_request and data.get("method") == types.CANCEL_REQUEST
-        if cancel and not _cancels_an_id(data["params"]):
-            log.warning("ignored $/cancelRequest without an integer or string id")
-            return  # pygls would look the id up in a dict: a TypeError for a list or object
-        if is_request and data["method"] == types.SHUTDOWN:
-            self.shutdown_requested = True  # `exit` now means 0, even before it is done
-        if is_request and self._shutdown and data["method"] != types.EXIT:
-            self.answer_error(msg_id, INVALID_REQUEST, "the server is shutting down")
-            return
-        try:
-            message = self.structure_message(data)
-        except Exception as e:
-            if is_request:
-                self.answer_error(
-                    msg_id, JsonRpcInvalidParams.CODE, f"invalid params for {data['method']}"
-                )
-            else:
-                log.warning("unreadable %s: %s", data.get("method", "response"), e)
-            return
-        if is_request and not hasattr(message, "id"):
-            method = data["method"]
-            self.answer_error(msg_id, INVALID_REQUEST, f"{method} is a notification: no id")
-            return
-        try:
-            self.handle_message(message)
-        except Exception:  # pygls answers a request's own errors; this is its bug, logged
-            log.exception("could not handle %s", data.get("method", "a response"))
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(
-        self, params: types.DidChangeTextDocumentParams
-    ) -> Generator[Any, Any, None]:
-        """A change to a document the client never opened (or closed) is the client's
-        mistake, with nothing to change: pygls raises KeyError and shows the developer
-        `Error in server`. Log it instead."""
-        if unquote(params.text_document.uri) not in self.workspace.text_documents:
-            log.warning("ignored didChange of %s, which is not open", params.text_document.uri)
-            return
-        yield from super().lsp_text_document__did_change(params)
-
-    def _closing(self) -> bool:
-        """`shutdown` arrived and its handler is still closing the stores."""
-        return self.shutdown_requested and not self._shutdown
-
-    async def exit_once_closed(self) -> None:
-        """A client that sends `exit` right behind `shutdown`, without waiting for its
-        answer, would cut the stores' closing short: let it finish first (bounded; closing
-        waits at most 10 s for work in flight), then take the `exit`. The transport awaits
-        this before it reads again, so no read is left waiting on stdin at the exit."""
-        body, self.deferred_exit = self.deferred_exit, None
-        for _ in range(300):
-            if not self._closing():
-                break
-            await asyncio.sleep(0.05)
-        self._shutdown = True
-        if body is not None:
-            self.receive(body)
-
-    def answer_error(self, msg_id: str | int | None, code: int, message: str) -> None:
-        """An error response written as plain JSON: pygls' own response class would leave
-        out an id of null, which JSON-RPC requires when the id could not be read."""
-        error = {"code": code, "message": message[:500]}
-        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
-
-
-def _is_id(value: object) -> bool:
-    """JSON-RPC ids Baton accepts: integers and strings (LSP allows no others)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def _cancels_an_id(params: object) -> bool:
-    return isinstance(params, dict) and _is_id(params.get("id"))
-
-
-def _refuse_constant(name: str) -> Any:
-    """NaN and Infinity are not JSON (Python's parser accepts them unless told)."""
-    raise ValueError(f"{name} is not JSON")
-
-
-def _refusal(data: dict[str, Any], has_id: bool, good_id: bool) -> str | None:
-    """Why this object is no valid JSON-RPC 2.0 message, or None if it is one."""
-    if data.get("jsonrpc") != "2.0":
-        return 'a message must have "jsonrpc": "2.0"'
-    if has_id and not good_id:
-        return "an id must be an integer or a string"
-    if "method" in data:
-        if not isinstance(data["method"], str):
-            return "a method must be a string"
-        return None
-    if has_id and ("result" in data or "error" in data):
-        return None  # a response to one of the server's requests
-    return "a message must have a method, or an id and a result or error"

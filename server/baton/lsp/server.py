@@ -13,18 +13,13 @@ import contextlib
 import logging
 import math
 import os
-import sys
-import threading
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError
-from pygls.io_ import StdoutWriter
-from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__, paths
@@ -34,8 +29,7 @@ from ..models import HunkBody, HunkState, HunkStatus, TaskState
 from ..placement import Candidate, Placed, place
 from ..store import StoreError
 from ..workspace import Workspace, database_path
-from .errors import AnsweringProtocol
-from .transport import serve_stream
+from .jsonrpc.server import StdioLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +82,9 @@ class FileRef:
     uri: str
 
 
-class BatonServer(LanguageServer):
+class BatonServer(StdioLanguageServer):
     def __init__(self) -> None:
-        super().__init__("baton", __version__, protocol_cls=AnsweringProtocol)
+        super().__init__("baton", __version__)
         self.roots: list[Path] = []
         self.workspaces: dict[Path, Workspace] = {}
         self.views: dict[str, FileView] = {}
@@ -127,35 +121,6 @@ class BatonServer(LanguageServer):
         self.settling = asyncio.Lock()
         """One at a time: recording what a buffer holds and settling what a save wrote,
         so a save racing the change before it cannot record one effect twice."""
-
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """pygls' stdio loop with Baton's framing (transport.py: bounded, never fatal on
-        bad input) and answering (errors.py); returns when the editor closes stdin or
-        sends `exit`, with the process's exit status in `exit_code`."""
-        self.exit_code = 0
-        self._stop_event = stop = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        assert isinstance(self.protocol, AnsweringProtocol)
-        stream = stdin or sys.stdin.buffer
-        try:
-            asyncio.run(serve_stream(stop, stream, self.protocol, self.thread_pool))
-        except BrokenPipeError:
-            log.error("the connection to the client is lost; shutting down")
-        except SystemExit:  # `exit`: 0 if a `shutdown` request came before, else 1 (LSP)
-            self.exit_code = 0 if self.protocol.shutdown_requested else 1
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self.shutdown()  # type: ignore[no-untyped-call]  # pygls: untyped
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        """pygls shows a failed notification handler to the user (`Error in server: …`)
-        but logs nothing: put its traceback in the log, where a bug report can find it."""
-        if source is not FeatureRequestError:  # a request's error is its answer
-            trace = getattr(error, "data", None) or {}
-            where = "".join(trace.get("traceback", [])) if isinstance(trace, dict) else ""
-            log.error("%s: %s\n%s", getattr(source, "__name__", source), error, where)
-        super().report_server_error(error, source)
 
     # --- background work --------------------------------------------------------------
 
