@@ -39,9 +39,13 @@ from .workspace import Workspace
 
 TaskId = Annotated[str, Field(description="The task id from begin_task, claim_task or list_tasks.")]
 
+def _chosen_task_id(task_id: str | None) -> str | None:
+    return None if task_id is None else valid_task_id(task_id)
+
+
 NewTaskId = Annotated[
-    str,
-    AfterValidator(valid_task_id),
+    str | None,
+    AfterValidator(_chosen_task_id),
     Field(
         json_schema_extra={"pattern": f"^{TASK_ID_PATTERN}$"},
         description="Optional id of your choice. With an id, begin_task is also safe "
@@ -89,7 +93,7 @@ class BeginArgs(Args):
     instruction: Annotated[
         str, Field(description="What the task must achieve, in full; shown in the brief.")
     ] = ""
-    task_id: NewTaskId | None = None
+    task_id: NewTaskId = None
 
 
 class ClaimArgs(Args):
@@ -204,7 +208,7 @@ class FolderListing(Model):
 
 
 class AppliedEffect(Model):
-    """An `EffectResult` as every face reports it (JSON in the CLI, structured in MCP)."""
+    """What applying accepted hunks to one file did (an `EffectResult`, for every face)."""
 
     effect_id: str
     path: str

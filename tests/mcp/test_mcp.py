@@ -29,10 +29,10 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from baton import mcp_server
 from baton.agent import Worker
 from baton.brief import FileBrief, HandoffBrief, HunkBrief
-from baton.mcp_server import MAX_WAIT, NEW_TASK, bound_brief
+from baton.mcp_server import MAX_WAIT, NEW_TASK, bound_brief, build_server
+from baton.mcp_server import progress as waiting
 from baton.models import Decision, HunkStatus, OpKind, Remark
 from baton.review import decide
 from baton.store import LeaseHeld
@@ -445,7 +445,7 @@ async def test_a_long_wait_keeps_reporting_progress(
 ) -> None:
     """The ticker beside a wait_for_review (every PROGRESS_EVERY seconds, shortened here):
     progress only grows, as MCP requires, and says how many hunks are decided."""
-    monkeypatch.setattr(mcp_server, "PROGRESS_EVERY", 0.01)
+    monkeypatch.setattr(waiting, "PROGRESS_EVERY", 0.01)
     reports: list[tuple[float, float | None, str | None]] = []
     two = asyncio.Event()
 
@@ -464,13 +464,29 @@ async def test_a_long_wait_keeps_reporting_progress(
         add, sub, mul = (await task.propose("app.py", NEW_APP)).hunk_ids
         await developer(root, "t1", sub, Decision.REJECTED)
         ticker = asyncio.create_task(
-            mcp_server.keep_reporting(Progress(), task, [add, sub, mul], MAX_WAIT)  # type: ignore[arg-type]
+            waiting.keep_reporting(Progress(), task, [add, sub, mul], MAX_WAIT)  # type: ignore[arg-type]
         )
         await asyncio.wait_for(two.wait(), BOUND)
         ticker.cancel()
     (first, total, message), (second, _, _) = reports[:2]
     assert 0 < first < second and total == MAX_WAIT
     assert message == "waiting for the developer: 1 of 3 hunk(s) decided"
+
+
+PUBLISHED = HERE / "tools.json"
+"""What clients are told about the tools: names, descriptions, input and output schemas,
+hints. Rewritten by `python -m tests.mcp.test_mcp` after a deliberate change."""
+
+
+async def published_tools() -> list[dict[str, Any]]:
+    server, _ = build_server(REPO)  # builds the tools only; no store is opened
+    return [t.model_dump(mode="json", exclude_none=True) for t in await server.list_tools()]
+
+
+async def test_the_tools_are_published_as_recorded() -> None:
+    """The tools' schemas are the contract with every client, derived from calls.py's
+    argument models: a change there must show up here, on purpose."""
+    assert await published_tools() == json.loads(PUBLISHED.read_text())
 
 
 def test_the_structured_brief_is_cut_like_the_markdown() -> None:
@@ -688,3 +704,7 @@ async def test_a_sigkilled_sdk_client_leaves_no_server_behind(tmp_path: Path) ->
     assert errlog.read_text() == ""
     assert store_closed(root)
     assert await task_row(root, "t1") == (None, 1)
+
+
+if __name__ == "__main__":
+    PUBLISHED.write_text(json.dumps(asyncio.run(published_tools()), indent=1) + "\n")
