@@ -400,3 +400,24 @@ def test_check_finds_corrupt_checkpoints_and_a_corrupt_database(project: Path) -
 
 def test_version(tmp_path: Path) -> None:
     assert baton(tmp_path, "--version").stdout.startswith("baton ")
+
+
+def test_the_agent_calls_load_nothing_of_the_editor_or_mcp(tmp_path: Path) -> None:
+    """A hook face (`baton hook …`, next) runs on every tool call an agent makes: the
+    calls it shares with the CLI and MCP, and the CLI that carries it, load the store and
+    the models, never the language server or the MCP SDK."""
+    probe = (
+        "import sys, baton.calls, baton.cli; print(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol') "
+        "or m.startswith(('baton.lsp', 'baton.mcp_server', 'baton.demo'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=30,
+        check=True,
+    )
+    assert done.stdout == "[]\n", done.stdout
