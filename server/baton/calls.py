@@ -14,6 +14,7 @@ MCP, because a hook runs on the path of every tool call an agent makes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -31,13 +32,67 @@ from .brief import HandoffBrief
 from .effects import EffectResult
 from .limits import InvalidInput
 from .models import MAX_TEXT, HunkState, HunkStatus, Model, StepStatus, TaskInfo, TaskState
-from .patch import DiffError
-from .review import known_hunks
+from .patch import DiffDoesNotApply, DiffError
+from .paths import PathRefused
+from .review import HunkNotFound, ReviewRefused, known_hunks
+from .store import (
+    BlobMissing,
+    LeaseHeld,
+    OpConflict,
+    StaleEpoch,
+    StoreUnavailable,
+    TaskClosed,
+    TaskExists,
+    TaskNotFound,
+)
 from .workspace import Workspace
+
+# --- failures -------------------------------------------------------------------------
+
+
+class Failure(StrEnum):
+    """What kind of failure a call's error is: each face says it its own way (an exit
+    code, a tool error with a hint, a hook's answer), but they agree on the kind."""
+
+    NOT_FOUND = "not_found"
+    """No such task or hunk."""
+    FENCED = "fenced"
+    """Another worker holds or took over the task, or it is closed."""
+    REFUSED = "refused"
+    """Bad input: a path outside the workspace, a malformed diff, a contradicting
+    decision. Nothing was recorded."""
+    STORE = "store"
+    """The database is missing, locked, corrupt or read-only."""
+
+
+FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
+    (TaskNotFound, Failure.NOT_FOUND),
+    (HunkNotFound, Failure.NOT_FOUND),
+    (BlobMissing, Failure.STORE),
+    (StaleEpoch, Failure.FENCED),
+    (LeaseHeld, Failure.FENCED),
+    (TaskClosed, Failure.FENCED),
+    (StoreUnavailable, Failure.STORE),
+    (PathRefused, Failure.REFUSED),
+    (InvalidInput, Failure.REFUSED),
+    (DiffError, Failure.REFUSED),
+    (DiffDoesNotApply, Failure.REFUSED),
+    (ReviewRefused, Failure.REFUSED),
+    (OpConflict, Failure.REFUSED),
+    (TaskExists, Failure.REFUSED),
+)
+"""The errors the calls raise on purpose, by kind; the first that matches counts (a
+HunkNotFound is a ReviewRefused too). Anything else is a bug, and a face says so."""
+
+
+def failure(error: BaseException) -> Failure | None:
+    return next((kind for cls, kind in FAILURES if isinstance(error, cls)), None)
+
 
 # --- argument types -------------------------------------------------------------------
 
 TaskId = Annotated[str, Field(description="The task id from begin_task, claim_task or list_tasks.")]
+
 
 def _chosen_task_id(task_id: str | None) -> str | None:
     return None if task_id is None else valid_task_id(task_id)

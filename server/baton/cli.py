@@ -22,23 +22,12 @@ from pydantic import BaseModel
 from . import __version__, calls, integrity
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id
 from .brief import render_markdown
-from .calls import AppliedEffect, arguments
+from .calls import AppliedEffect, Failure, arguments, failure
 from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
 from .limits import InvalidInput, counter
 from .models import Decision, HunkState, HunkStatus, StepStatus, UnreadableOp, in_review_order
-from .patch import DiffDoesNotApply, DiffError
-from .paths import PathRefused
-from .review import HunkNotFound, ReviewRefused, decide, find_hunk
-from .store import (
-    BlobMissing,
-    LeaseHeld,
-    OpConflict,
-    StaleEpoch,
-    StoreUnavailable,
-    TaskClosed,
-    TaskExists,
-    TaskNotFound,
-)
+from .review import ReviewRefused, decide, find_hunk
+from .store import StoreUnavailable
 from .workspace import Workspace, database_path, find_root
 
 EXIT_OK = 0
@@ -53,22 +42,12 @@ EXIT_FENCED = 5
 EXIT_STORE = 6
 """The database is missing, locked, corrupt or read-only."""
 
-ERRORS: tuple[tuple[type[BaseException], int], ...] = (
-    (TaskNotFound, EXIT_NOT_FOUND),
-    (HunkNotFound, EXIT_NOT_FOUND),
-    (BlobMissing, EXIT_STORE),
-    (StaleEpoch, EXIT_FENCED),
-    (LeaseHeld, EXIT_FENCED),
-    (TaskClosed, EXIT_FENCED),
-    (StoreUnavailable, EXIT_STORE),
-    (PathRefused, EXIT_REFUSED),
-    (InvalidInput, EXIT_REFUSED),
-    (DiffError, EXIT_REFUSED),
-    (DiffDoesNotApply, EXIT_REFUSED),
-    (ReviewRefused, EXIT_REFUSED),
-    (OpConflict, EXIT_REFUSED),
-    (TaskExists, EXIT_REFUSED),
-)
+EXIT_CODES = {
+    Failure.NOT_FOUND: EXIT_NOT_FOUND,
+    Failure.FENCED: EXIT_FENCED,
+    Failure.REFUSED: EXIT_REFUSED,
+    Failure.STORE: EXIT_STORE,
+}
 
 
 class CommandFailed(Exception):
@@ -708,13 +687,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except Exception as e:
-        for kind, code in ERRORS:
-            if isinstance(e, kind):
-                message = str(e)
-                if args.json:
-                    error = {"type": type(e).__name__, "message": message, "exit": code}
-                    print(json.dumps({"error": error}))
-                print(f"baton: {message}", file=sys.stderr)
-                return code
-        raise
+        kind = failure(e)
+        if kind is None:
+            raise
+        code, message = EXIT_CODES[kind], str(e)
+        if args.json:
+            error = {"type": type(e).__name__, "message": message, "exit": code}
+            print(json.dumps({"error": error}))
+        print(f"baton: {message}", file=sys.stderr)
+        return code
     return EXIT_OK

@@ -16,13 +16,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
-from ..changes import ChangeRefused
+from ..calls import failure
 from ..limits import InvalidInput
 from ..patch import DiffDoesNotApply, DiffError
-from ..paths import PathRefused
 from ..review import HunkNotFound
-from ..store import LeaseHeld, StaleEpoch, StoreError, TaskClosed, TaskExists, TaskNotFound
+from ..store import LeaseHeld, StaleEpoch, TaskClosed, TaskExists, TaskNotFound
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +44,9 @@ HINTS: tuple[tuple[type[BaseException], str], ...] = (
 )
 """What to do about an error, in this server's tool names (the first kind that matches)."""
 
-EXPECTED_ERRORS: tuple[type[BaseException], ...] = (
-    StoreError,  # StaleEpoch, LeaseHeld, TaskNotFound, OpConflict, BlobMissing, ReviewRefused …
-    PathRefused,
-    ChangeRefused,
-    InvalidInput,
-    DiffError,
-    DiffDoesNotApply,
-    UnicodeError,
-    OSError,
-)
+MORE_EXPECTED: tuple[type[BaseException], ...] = (UnicodeError, OSError)
+"""Beyond the calls' own failures (`calls.failure`): what a file the agent named can
+raise, reported to the model rather than as an internal error."""
 
 
 class NotClaimed(ToolError):
@@ -86,9 +79,9 @@ def guarded(body: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             return await body(*args, **kwargs)
         except ToolError:
             raise
-        except EXPECTED_ERRORS as e:
-            raise ToolError(error_text(e)) from e
         except Exception as e:
+            if failure(e) is not None or isinstance(e, MORE_EXPECTED):
+                raise ToolError(error_text(e)) from e
             log.exception("unexpected error in a Baton tool")
             raise ToolError(f"internal error: {type(e).__name__}: {one_line(str(e))}") from e
 
@@ -107,10 +100,17 @@ class OneLineErrorServer(MCPServer[None]):
             cause = e.__cause__
             if isinstance(cause, ValidationError):
                 problems = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                    f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {problem(err)}"
                     for err in cause.errors()
                 )
                 raise ToolError(
                     f"Error executing tool {name}: invalid arguments: {problems}"
                 ) from cause
             raise
+
+
+def problem(error: ErrorDetails) -> str:
+    """What is wrong with one argument: the agent API's own words when its rule refused
+    it (a task id), as `baton agent` says them, else pydantic's."""
+    cause = error.get("ctx", {}).get("error")
+    return str(cause) if isinstance(cause, InvalidInput) else error["msg"]
