@@ -16,10 +16,11 @@ attempts, so the agent, `baton apply` and the language server record the same ef
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -86,20 +87,51 @@ async def _write(
 ) -> Literal["applied", "already"]:
     """Set the file's final state (writes.py); for an agent (`epoch`), only while its
     claim stands: checked after the content is staged, right before the swap, so that a
-    worker paused anywhere before it and woken after a takeover writes nothing."""
-    staged = writes.stage(target, pre_hash, post, post_hash, ws.root)
+    worker paused anywhere before it and woken after a takeover writes nothing.
+
+    The write (reads, temp file, fsyncs, swap) runs in a worker thread, off the event
+    loop; the claim is checked from there on the loop, where the store's calls run."""
+    loop = asyncio.get_running_loop()
+
+    def fence() -> None:
+        if epoch is not None:
+            asyncio.run_coroutine_threadsafe(ws.store.check_epoch(task_id, epoch), loop).result()
+
+    return await asyncio.to_thread(
+        _write_blocking, target, pre_hash, post, post_hash, ws.root, fence
+    )
+
+
+def _write_blocking(
+    target: Path,
+    pre_hash: str | None,
+    post: bytes | None,
+    post_hash: str | None,
+    root: Path,
+    fence: Callable[[], None],
+) -> Literal["applied", "already"]:
+    staged = writes.stage(target, pre_hash, post, post_hash, root)
     if staged == "already":
         return "already"
     try:
         crash_point("effect.before_write")
-        if epoch is not None:
-            await ws.store.check_epoch(task_id, epoch)
+        fence()
         crash_point("effect.before_commit")
         outcome = writes.commit(staged)
     finally:
         writes.discard(staged)
     crash_point("effect.after_write")
     return outcome
+
+
+def _read_current(root: Path, path: str, *, sweep: bool = False) -> tuple[Path, bytes | None]:
+    """A workspace file's resolved path and bytes (None if missing): blocking, so the
+    async callers run it in a thread. `sweep` first removes temp files killed writers
+    left beside it."""
+    target = paths.resolve(root, path)
+    if sweep:
+        writes.sweep(root, target)
+    return target, paths.read_regular(root, target)
 
 
 async def hunk_body(ws: Workspace, hunk: HunkState) -> HunkBody:
@@ -200,8 +232,7 @@ async def plan_apply(
     effect_id = effect_id_for(state, hunk)
     record = _Recorder(ws, task_id, effect_id, hunk, epoch)
     try:
-        target = paths.resolve(ws.root, hunk.path)
-        before = paths.read_regular(ws.root, target)
+        target, before = await asyncio.to_thread(_read_current, ws.root, hunk.path)
         text = before.decode("utf-8") if before is not None else ""
     except (paths.PathRefused, UnicodeDecodeError) as e:
         # The file became a symlink out, a FIFO, binary … since the proposal: a conflict
@@ -333,9 +364,8 @@ async def settle(
         return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), outcome, effect.outcome)
     record = _Recorder(ws, task_id, effect.id, hunk, epoch)
     try:
-        target = paths.resolve(ws.root, effect.path)
-        writes.sweep(ws.root, target)
-        current = content_hash(paths.read_regular(ws.root, target))
+        target, data = await asyncio.to_thread(_read_current, ws.root, effect.path, sweep=True)
+        current = content_hash(data)
     except paths.PathRefused as e:  # never redo a write through a symlink swapped in
         return await record.failed(_refused(effect.path, e))
     if current == effect.post_hash:
@@ -363,7 +393,7 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path
     """Whether the hunk's new lines, with its context, are where it belongs (and its old
     lines are not): the hunk is in the file even though the file is not the post-state."""
     try:
-        data = paths.read_regular(ws.root, paths.resolve(ws.root, path))
+        _, data = await asyncio.to_thread(_read_current, ws.root, path)
     except paths.PathRefused:
         return False
     body = await hunk_body(ws, hunk)

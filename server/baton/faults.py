@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections import Counter
 
 ENV = "BATON_CRASH_AT"
@@ -52,4 +53,7 @@ def crash_point(name: str) -> None:
     _seen[name] += 1
     for target, sig in ((_crash, signal.SIGKILL), (_pause, signal.SIGSTOP)):
         if target is not None and target == (name, _seen[name]):
-            os.kill(os.getpid(), sig)
+            # To this thread, not the process: a process-directed SIGSTOP may be taken by
+            # another thread while this one runs on for a moment (effects write from a
+            # worker thread), and the point would be passed before the process stops.
+            signal.pthread_kill(threading.get_ident(), sig)
