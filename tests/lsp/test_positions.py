@@ -14,8 +14,9 @@ from pytest_lsp import client_capabilities
 
 from baton.agent import Worker
 from baton.hunks import split_lines
-from baton.lsp.commands import edit_range
-from baton.lsp.server import BatonServer, build_server
+from baton.lsp.server import build_server
+from baton.lsp.state import BatonServer
+from baton.lsp.views import edit_range, line_range
 
 from .conftest import Editor, start_editor, stop_editor
 
@@ -114,8 +115,8 @@ def test_a_unit_mix_up_would_show(offered: list[types.PositionEncodingKind] | No
     assert chosen == (offered or [types.PositionEncodingKind.Utf16])[0]
     lines = split_lines(TEXT)
     end = types.Position(3, UNITS[chosen](LAST))
-    assert server.line_range(lines, 3, 1) == types.Range(types.Position(3, 0), end)
-    assert server.line_range(lines, 1, 1).end == types.Position(2, 0)  # whole lines
+    assert line_range(server, lines, 3, 1) == types.Range(types.Position(3, 0), end)
+    assert line_range(server, lines, 1, 1).end == types.Position(2, 0)  # whole lines
     replace = edit_range(server, lines, 3, 1)
     assert replace == types.Range(types.Position(3, 0), end)
     # The edit, applied by a client counting in those units, replaces exactly that line.

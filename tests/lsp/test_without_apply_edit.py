@@ -402,7 +402,7 @@ async def test_a_bad_apply_edit_timeout_is_one_warning_then_the_default(
     assert await asyncio.wait_for(proc.wait(), 20) == 0, stderr
     warning = "BATON_APPLY_EDIT_TIMEOUT='abc' is not a positive number of seconds; using 60"
     assert [line for line in stderr.splitlines() if "BATON_APPLY_EDIT_TIMEOUT" in line] == [
-        f"WARNING baton.lsp.server: Baton: {warning}"
+        f"WARNING baton.lsp.state: Baton: {warning}"
     ], stderr
     assert "Traceback" not in stderr
     (told,) = [m for m in logged if "BATON_APPLY_EDIT_TIMEOUT" in str(m["params"])]

@@ -8,7 +8,7 @@ take code action literals get `CodeAction`s tied to the diagnostics; older ones 
 One action is an edit: "Put in buffer", for an accepted hunk in a client that cannot take
 `workspace/applyEdit` (Vim's ALE). The decision is recorded already, so the edit may come
 from the client; the change that shows it in the buffer records the effect's intent and
-the save settles it (commands.took_edits). An action with both an edit and a command
+the save settles it (applying.took_edits). An action with both an edit and a command
 would not do: ALE runs only the command of such an action and drops its edit.
 """
 
@@ -20,8 +20,9 @@ from lsprotocol import types
 
 from ..placement import Placed, Shown
 from . import protocol as p
-from .commands import buffer_edit, put_edit
-from .server import BatonServer
+from . import views
+from .applying import buffer_edit, put_edit
+from .state import BatonServer, store_request
 
 Action = types.CodeAction | types.Command
 PUT = "Baton: Put in buffer"
@@ -123,7 +124,8 @@ def register(server: BatonServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
+    @store_request
     async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[Action] | None:
         uri = params.text_document.uri
-        placed = await ls.placed_at(uri, params.range.start.line, params.range.end.line)
+        placed = await views.placed_at(ls, uri, params.range.start.line, params.range.end.line)
         return actions_for(ls, uri, placed, list(params.context.diagnostics)) or None

@@ -8,37 +8,30 @@ error, still without a traceback. Either way the server keeps running.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Iterator
 
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from ..review import ReviewRefused
 from ..store import OpConflict, StaleEpoch, StoreError, StoreUnavailable, TaskNotFound
 
-R = TypeVar("R")
-log = logging.getLogger(__name__)
-
 REFUSALS = (ValueError, ReviewRefused, TaskNotFound, OpConflict, StaleEpoch)
 """The caller asked for something wrong or impossible (ValueError covers bad arguments,
 paths, diffs and unknown hunks)."""
 
 
-def clear_errors(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
-    @functools.wraps(handler)
-    async def wrapper(ls: Any, *args: Any) -> R:
-        try:
-            await ls.started()
-            async with ls.working():
-                return await handler(ls, *args)
-        except REFUSALS as e:
-            raise JsonRpcInvalidParams(message=str(e)) from None
-        except (StoreUnavailable, StoreError) as e:
-            raise JsonRpcInternalError(message=f"Baton store: {e}") from None
-
-    return wrapper
+@contextlib.contextmanager
+def jsonrpc_errors() -> Iterator[None]:
+    """Refusals become InvalidParams and store failures InternalError, each with one
+    sentence and no traceback data (which is how `OneLineRefusals` knows them)."""
+    try:
+        yield
+    except REFUSALS as e:
+        raise JsonRpcInvalidParams(message=str(e)) from None
+    except (StoreUnavailable, StoreError) as e:
+        raise JsonRpcInternalError(message=f"Baton store: {e}") from None
 
 
 class OneLineRefusals(logging.Filter):
@@ -46,7 +39,7 @@ class OneLineRefusals(logging.Filter):
     `logger.exception` (logger `pygls.protocol.json_rpc`): a full traceback at ERROR, for
     a deliberate refusal ("hunk … was decided meanwhile", "the database is read-only")
     too. The editor's output channel fills with tracebacks of nothing wrong, and a hostile
-    client can flood it. A refusal that `clear_errors` raised (it has no traceback data)
+    client can flood it. A refusal that `jsonrpc_errors` raised (it has no traceback data)
     becomes one WARNING line; a real bug keeps its traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:

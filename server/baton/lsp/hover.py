@@ -4,33 +4,21 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..hunks import render_hunk
-from .diagnostics import message
-from .server import BatonServer
+from . import views
+from .state import BatonServer, store_request
 
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @store_request
     async def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
         line = params.position.line
-        placed = await ls.placed_at(params.text_document.uri, line, line)
+        placed = await views.placed_at(ls, params.text_document.uri, line, line)
         if not placed:
             return None
-        parts = []
-        for x in placed:
-            diff = render_hunk(
-                x.hunk.path,
-                x.hunk.base_line,
-                tuple(x.body.old),
-                x.new,
-                tuple(x.body.before),
-                tuple(x.body.after),
-            )
-            parts.append(
-                f"**Baton** `{x.hunk.id}` (task `{x.task_id}`): {message(x)}\n\n```diff\n{diff}```"
-            )
         return types.Hover(
             contents=types.MarkupContent(
-                kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)
+                kind=types.MarkupKind.Markdown,
+                value="\n\n---\n\n".join(views.hover_text(x) for x in placed),
             )
         )

@@ -26,8 +26,9 @@ from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, Ta
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
 from . import protocol as p
-from .commands import settle_if_written
-from .server import EDITOR, BatonServer
+from . import views
+from .applying import settle_if_written
+from .state import EDITOR, BatonServer, store_request
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,8 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 except StoreError as e:
                     ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
             await finish_editor_accepts(ls, ws, task_id)
-            temp_leftovers(ws, state, remove=True)  # safe whatever the buffers: dead writers'
+            # Safe whatever the buffers: dead writers' temp files (a sweep: off the loop).
+            await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
             warn_unreadable(ls, ws, state)
             if state.status != "open":
                 continue
@@ -74,7 +76,7 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
             summaries.append(
                 {"taskId": task_id, "title": state.title, "accepted": accepted, "pending": pending}
             )
-    await ls.changed(await ls.affected_uris(), "restore")
+    await views.changed(ls, await views.affected_uris(ls), "restore")
     ls.protocol.notify(p.DID_RESTORE, {"version": p.PROTOCOL_VERSION, "tasks": summaries})
     for s in summaries:
         ls.tell(
@@ -168,7 +170,7 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
         for ws, state in await ls.states():
             warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
         if changed:
-            await ls.changed(changed, "agent")
+            await views.changed(ls, changed, "agent")
         if proposed:
             await announce(ls, proposed)
 
@@ -214,6 +216,26 @@ async def announce(ls: BatonServer, proposed: set[str]) -> None:
             )
 
 
+async def start_up(ls: BatonServer) -> tuple[dict[Path, int], Snapshot] | None:
+    """Open the stores, settle and publish what they hold, and return what `watch` starts
+    from; None if `shutdown` came first."""
+    if ls.closing:
+        return None
+    for warning in ls.setting_warnings:  # the server's log has it already
+        ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Warning, message=warning)
+        )
+    opened = await ls.open_workspaces(_roots(ls))
+    if not ls.workspaces:
+        ls.log_to_client(
+            "Baton: no usable .baton/baton.db in this workspace yet; "
+            "waiting for an agent to start a task"
+        )
+    baselines = await baseline(ls)
+    await restore(ls, opened)
+    return baselines
+
+
 def _roots(ls: BatonServer) -> list[Path]:
     folders = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
     roots = [Path(f) for f in folders if f]
@@ -225,34 +247,23 @@ def _roots(ls: BatonServer) -> list[Path]:
 def register(server: BatonServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
-        """`initializationOptions.showApplied` (default true): hints for applied hunks."""
-        options = params.initialization_options
-        if isinstance(options, dict) and isinstance(options.get("showApplied"), bool):
-            ls.show_applied = options["showApplied"]
-        elif options is not None and hasattr(options, "showApplied"):  # pygls namedtuple
-            ls.show_applied = bool(options.showApplied)
+        """`initializationOptions` (settings.py), read once."""
+        ls.settings = ls.settings.with_options(params.initialization_options)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
-        for warning in ls.setting_warnings:  # the server's log has it already
-            ls.window_log_message(
-                types.LogMessageParams(type=types.MessageType.Warning, message=warning)
-            )
-        opened = await ls.open_workspaces(_roots(ls))
-        if not ls.workspaces:
-            ls.log_to_client(
-                "Baton: no usable .baton/baton.db in this workspace yet; "
-                "waiting for an agent to start a task"
-            )
+        """Start-up counts as work in flight: a `shutdown` that overtakes it closes the
+        stores once it is done, never under it, and no watching starts after it."""
         try:
-            versions, before = await baseline(ls)
-            await restore(ls, opened)
+            async with ls.working():
+                baselines = await start_up(ls)
         finally:
             ls.ready.set()
-        # What start-up built lives as long as the server: keep the collector from
-        # walking it again and again (measured: 90-135 ms pauses on large workspaces).
-        gc.freeze()
-        ls.run_task(watch(ls, versions, before), "watching for agent commits")
+        if baselines is not None and not ls.closing:
+            # What start-up built lives as long as the server: keep the collector from
+            # walking it again and again (measured: 90-135 ms pauses on large workspaces).
+            gc.freeze()
+            ls.run_task(watch(ls, *baselines), "watching for agent commits")
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: BatonServer, params: None) -> None:
@@ -262,12 +273,23 @@ def register(server: BatonServer) -> None:
     async def folders_changed(
         ls: BatonServer, params: types.DidChangeWorkspaceFoldersParams
     ) -> None:
-        for gone in params.event.removed:
-            root = Path(to_fs_path(gone.uri) or "").resolve()
-            if root in ls.roots:
-                ls.roots.remove(root)
-            ws: Workspace | None = ls.workspaces.pop(root, None)
-            if ws is not None:
-                await ws.close()
-        opened = await ls.open_workspaces(Path(to_fs_path(f.uri) or "") for f in params.event.added)
-        await restore(ls, opened)
+        async with ls.working():
+            for gone in params.event.removed:
+                root = Path(to_fs_path(gone.uri) or "").resolve()
+                if root in ls.roots:
+                    ls.roots.remove(root)
+                ws: Workspace | None = ls.workspaces.pop(root, None)
+                if ws is not None:
+                    await ws.close()
+            added = (Path(to_fs_path(f.uri) or "") for f in params.event.added)
+            await restore(ls, await ls.open_workspaces(added))
+
+    @server.command(p.REFRESH)
+    @store_request
+    async def refresh(ls: BatonServer, *args: object) -> None:
+        if opened := await ls.open_workspaces([]):
+            await restore(ls, opened)
+        for ws in ls.workspaces.values():
+            for task_id in await ws.task_ids():
+                ws.forget(task_id)
+        await views.changed(ls, await views.affected_uris(ls), "review")

@@ -7,9 +7,9 @@ and are validated here, so a wrong argument is a clear JSON-RPC error, never a c
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 PROTOCOL_VERSION = 1
 
@@ -34,6 +34,32 @@ DIFF = "baton.diff"
 COMMANDS = (ACCEPT, REJECT, ACCEPT_EDITED, ACCEPT_ALL, REJECT_ALL, APPLY, REFRESH, DIFF)
 
 SOURCE = "baton"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], args: tuple[Any, ...]) -> M:
+    """Command arguments: one JSON object. Anything else is a clear InvalidParams error."""
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise ValueError(f"expected one object argument, got {len(args)} argument(s)")
+    try:
+        return model.model_validate(args[0])
+    except ValidationError as e:
+        raise ValueError(f"bad arguments: {e.errors(include_url=False)}") from None
+
+
+def plain(value: Any) -> Any:
+    """pygls hands custom params over as namedtuples: back to plain JSON values."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def parse_params(model: type[M], params: Any) -> M:
+    """Validate a custom request's params (pydantic), like command arguments."""
+    return parse(model, (plain(params) if params is not None else {},))
 
 
 class Args(BaseModel):

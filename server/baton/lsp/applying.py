@@ -1,0 +1,250 @@
+"""Accepted hunks into files, from the editor: the write-ahead effect protocol
+(effects.py) carried out through the editor's buffers where it has them open.
+
+Accept records the decision (a committed, synchronous=FULL transaction) *before* anything
+touches the buffer. Then, for a file open in the editor, the server records the effect's
+intent from the file on disk and asks the editor to make the edit with
+`workspace/applyEdit` against the document version it located the hunk in, so the edit
+lands in the buffer and its undo stack; saving settles the effect. A file not open is
+written by the same effect protocol as `baton apply`, its disk work off the event loop.
+A crash at any point leaves the decision durable and the apply recoverable exactly once.
+
+A client that cannot take `workspace/applyEdit` (Vim's ALE) gets no write behind any of
+its buffers: the server writes nothing, and the accepted hunk is *held*. The developer
+puts it in the buffer with an edit-only code action (the decision being recorded already,
+the edit may come from the client); the change that shows it in the buffer records the
+intent, and the save settles it — the same exactly-once path as `workspace/applyEdit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from lsprotocol import types
+
+from .. import paths
+from ..effects import EffectResult, apply_hunk, content_hash, plan_apply, record_intent, settle
+from ..hunks import Lines
+from ..models import EffectState, HunkState, HunkStatus
+from ..placement import Placed, Shown
+from ..workspace import Workspace
+from . import views
+from .state import BatonServer, FileRef, FileView
+
+HELD = "held"
+"""Outcome for a client that cannot take edits: accepted, nothing written (see above)."""
+
+
+async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> str:
+    """Apply one accepted hunk: through the editor if the file is open, else on disk —
+    or, for a client that cannot take edits, hold it (nothing written)."""
+    uri = ls.uri_for(ws, hunk.path)
+    if not ls.writes_files():
+        return await hold(ls, ws, task_id, hunk, uri)
+    if uri not in ls.workspace.text_documents:
+        result = await apply_hunk(ws, task_id, hunk.id)
+        return result.outcome
+    # The file is open: the editor makes the write, never the disk behind its back.
+    view = await views.place_file(ls, FileRef(ws, hunk.path, uri))
+    here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
+    if here is None or here.shown not in (Shown.ACCEPTED, Shown.IN_BUFFER):
+        if hunk.status == HunkStatus.APPLIED:
+            return "already"
+        if hunk.status != HunkStatus.ACCEPTED:
+            raise ValueError(f"hunk {hunk.id} is {hunk.status}, not accepted")
+        ls.tell(
+            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays accepted, and "
+            "the agent will re-propose it or apply it once the code matches again",
+            types.MessageType.Warning,
+        )
+        return "stale"
+    if here.shown == Shown.ACCEPTED and not await send_edit(ls, uri, view, here):
+        return "deferred"  # nothing recorded: it stays accepted for `baton apply` or the agent
+    async with ls.settling:
+        return await record_buffered(ls, ws, task_id, hunk.id)
+
+
+async def hold(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, uri: str) -> str:
+    """A client that cannot take edits: the decision stands and nothing is written (see
+    `BatonServer.writes_files`). A buffer that already shows the new lines is on its way
+    to the file: its save is the write, so record that intent."""
+    if hunk.status == HunkStatus.APPLIED:
+        return "already"
+    if uri in ls.workspace.text_documents:
+        view = await views.place_file(ls, FileRef(ws, hunk.path, uri))
+        here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
+        if here is not None and here.shown == Shown.IN_BUFFER:
+            async with ls.settling:
+                return await record_buffered(ls, ws, task_id, hunk.id)
+    return HELD
+
+
+async def record_buffered(ls: BatonServer, ws: Workspace, task_id: str, hunk_id: str) -> str:
+    """The hunk's new lines are in an open buffer; the write to disk is its save. Record
+    the intent now, from the file on disk, so the save (or recovery after a crash)
+    settles it exactly once. Called under `ls.settling`."""
+    state = await ws.state(task_id)
+    hunk = state.hunks[hunk_id]
+    if hunk.effect_id and state.effects[hunk.effect_id].status == "intent":
+        ls.buffered.add(hunk.effect_id)  # planned before; this buffer now holds its edit
+        return "in_buffer"
+    plan = await plan_apply(ws, task_id, hunk_id)
+    if isinstance(plan, EffectResult):
+        return plan.outcome
+    if (settled := await record_intent(ws, plan)) is not None:
+        return settled.outcome
+    ls.buffered.add(plan.effect_id)
+    return "in_buffer"
+
+
+async def took_edits(ls: BatonServer, uri: str) -> None:
+    """After didOpen / didChange in a client that cannot take edits: accepted hunks the
+    buffer now shows (put in by the "Put in buffer" code action, or typed) get their
+    intent, as `workspace/applyEdit` would have, so the save settles them exactly once
+    and a save after an undo is final."""
+    if ls.writes_files():
+        return
+    async with ls.settling:
+        moved = await note_buffered(ls, uri)
+    if moved:
+        await views.changed(ls, [uri], "review")
+
+
+async def note_buffered(ls: BatonServer, uri: str) -> bool:
+    """`record_buffered` for every accepted hunk shown `in_buffer` in the open `uri` that
+    this server has not seen there yet; True if one was settled on the spot (the file
+    on disk had it already). Called under `ls.settling`."""
+    ref = ls.file_for_uri(uri)
+    if ref is None or uri not in ls.workspace.text_documents:
+        return False
+    view = await views.view(ls, uri)
+    moved = False
+    for here in view.placed if view else []:
+        if here.shown != Shown.IN_BUFFER or here.hunk.effect_id in ls.buffered:
+            continue
+        outcome = await record_buffered(ls, ref.ws, here.task_id, here.hunk.id)
+        moved = moved or outcome != "in_buffer"
+    return moved
+
+
+def hunk_edit(ls: BatonServer, lines: Lines, here: Placed) -> types.TextEdit:
+    """The edit that replaces exactly the hunk's lines with its new ones."""
+    new_text = "".join(here.new)
+    if here.eol and not new_text.endswith("\n"):
+        new_text += here.eol  # keep the final newline the editor added since
+    return types.TextEdit(
+        range=views.edit_range(ls, lines, here.line, here.count), new_text=new_text
+    )
+
+
+def put_edit(ls: BatonServer, lines: Lines, here: Placed) -> types.TextEdit:
+    """`hunk_edit` for an edit the client applies itself, from a code action. A hunk that
+    ends a file the buffer gained a final newline for stops short of that newline instead
+    of putting it back: ALE's model of a buffer without 'eol' has no line after the last
+    one, and the newline put back became an extra empty line. The end is the last line's
+    UTF-8 length: never less than its length in UTF-16 or UTF-32 units, a position past a
+    line's end means its end (LSP), and ALE counts bytes."""
+    if not here.eol or here.count == 0:
+        return hunk_edit(ls, lines, here)
+    last = here.line + here.count - 1
+    end = types.Position(last, len(lines[last].rstrip("\r\n").encode("utf-8")))
+    new_text = "".join(here.new)
+    for eol in ("\r\n", "\n"):
+        if new_text.endswith(eol):  # the buffer keeps its own final line break
+            new_text = new_text[: -len(eol)]
+            break
+    return types.TextEdit(range=types.Range(types.Position(here.line, 0), end), new_text=new_text)
+
+
+def buffer_edit(
+    ls: BatonServer, uri: str, version: int | None, edits: Sequence[types.TextEdit]
+) -> types.WorkspaceEdit:
+    """Versioned `documentChanges` when the client takes them (a stale one is refused),
+    else plain `changes`."""
+    if ls.takes_versioned_edits():
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=document, edits=list(edits))]
+        )
+    return types.WorkspaceEdit(changes={uri: list(edits)})
+
+
+async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> bool:
+    """Ask the editor to replace the hunk's lines, against the version it was placed in."""
+    workspace_edit = buffer_edit(ls, uri, view.version, [hunk_edit(ls, view.lines, here)])
+    request = ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=workspace_edit, label=f"Baton: accept {here.hunk.id}")
+    )
+    timeout = ls.settings.apply_edit_timeout
+    try:
+        response = await asyncio.wait_for(request, timeout)
+    except TimeoutError:  # an editor that never answers must not hold the command forever
+        response = types.ApplyWorkspaceEditResult(
+            applied=False, failure_reason=f"no answer in {timeout:g} s"
+        )
+    if not response.applied:
+        ls.tell(
+            f"Baton: the editor did not apply hunk {here.hunk.id} "
+            f"({response.failure_reason or 'no reason given'}); it stays accepted and "
+            "`baton apply` or the agent will write it",
+            types.MessageType.Warning,
+        )
+    return response.applied
+
+
+async def settle_file(ls: BatonServer, uri: str) -> None:
+    """After a save: effects whose write the editor made are now on disk; record them.
+
+    A save without the hunk is final, never redone — for an effect this server saw in
+    the buffer (the developer undid it). Any other intent on the file (an agent that died
+    mid-write, a previous server's) never was in this buffer: it is recorded done if the
+    disk shows it, else left for whoever recovers it; a save must not end it."""
+    ref = ls.file_for_uri(uri)
+    if ref is None:
+        return
+    async with ls.settling:
+        settled = not ls.writes_files() and await note_buffered(ls, uri)
+        for task_id in await ref.ws.task_ids():
+            state = await ref.ws.state(task_id)
+            for effect in state.dangling_effects():
+                if effect.path != ref.path:
+                    continue
+                if effect.id in ls.buffered:
+                    await settle(ref.ws, task_id, effect, redo=False)
+                    ls.buffered.discard(effect.id)
+                    settled = True
+                elif await settle_if_written(ref.ws, task_id, effect):
+                    settled = True
+    if settled or uri in ls.views:
+        await views.changed(ls, [uri], "review")
+
+
+async def settle_if_written(ws: Workspace, task_id: str, effect: EffectState) -> bool:
+    """Record a dangling intent done if the file on disk is its post-state; write and
+    judge nothing otherwise (recovery that is safe behind any buffer)."""
+    try:
+        target = paths.resolve(ws.root, effect.path)
+        data = await asyncio.to_thread(paths.read_regular, ws.root, target)
+    except (paths.PathRefused, OSError):
+        return False
+    if content_hash(data) != effect.post_hash:
+        return False
+    await settle(ws, task_id, effect, redo=False)  # post-state: done, nothing written
+    return True
+
+
+def tell_held(ls: BatonServer, outcomes: list[tuple[str, str]]) -> None:
+    """Accepted hunks held in files the client has not open get one message: nothing shows
+    them there, and nothing writes them until someone does."""
+    closed = [uri for uri, outcome in outcomes if outcome == HELD]
+    closed = [uri for uri in closed if uri not in ls.workspace.text_documents]
+    if closed:
+        files = len(set(closed))
+        ls.tell(
+            f"Baton: {len(closed)} accepted hunk{'s' * (len(closed) != 1)} in {files} "
+            f"file{'s' * (files != 1)} not open here {'are' if len(closed) != 1 else 'is'} "
+            "recorded but not written: this editor cannot take Baton's edits. Open the file "
+            "and use the code action “Baton: Put in buffer”, then save; or run `baton apply`",
+            types.MessageType.Warning,
+        )

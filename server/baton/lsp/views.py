@@ -1,0 +1,273 @@
+"""What the editor is shown, derived in one place: where each hunk sits in a file's
+current text (the file view), its diagnostic, and the hunk and task views rich clients
+read. Every feature reads these and none builds its own; after anything changes a
+feature calls `changed`, which re-places and re-publishes.
+
+Severity says what to do: Information for a proposal waiting for review, Warning for a
+stale one (the code under it changed), Hint for what is already decided and applied.
+`data` carries the hunk and task ids so code actions and rich clients need no lookup.
+Positions are in client units (the negotiated encoding), through the document's codec.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from lsprotocol import types
+
+from .. import paths
+from ..effects import applied_shifts, expected_line, new_lines_of, read_bytes
+from ..hunks import Lines, render_hunk, split_lines
+from ..models import HunkState, HunkStatus, TaskState
+from ..placement import Candidate, Placed, Shown, place
+from ..workspace import Workspace
+from . import protocol as p
+from .state import BatonServer, FileRef, FileView
+
+SHOWN_STATUSES = (HunkStatus.PENDING, HunkStatus.ACCEPTED, HunkStatus.APPLIED)
+
+# --- the file view: hunks placed in a file's current text -----------------------------
+
+
+async def text_of(ls: BatonServer, ref: FileRef) -> tuple[str, int | None]:
+    """The open buffer's text and version, else the file on disk (version None)."""
+    doc = ls.workspace.text_documents.get(ref.uri)
+    if doc is not None:
+        return doc.source, doc.version
+    try:
+        target = paths.resolve(ref.ws.root, ref.path)
+    except paths.PathRefused:
+        return "", None
+    data = await asyncio.to_thread(read_bytes, target)
+    return (data or b"").decode("utf-8", errors="replace"), None
+
+
+async def place_file(ls: BatonServer, ref: FileRef) -> FileView:
+    candidates = []
+    for task_id in await ref.ws.task_ids():
+        state = await ref.ws.state(task_id)
+        of_file = [state.hunks[i] for i in state.hunk_ids_of(ref.path)]
+        hunks = [h for h in of_file if h.status in SHOWN_STATUSES]
+        await ls.prefetch_bodies(ref.ws, hunks)
+        shifts = applied_shifts(of_file)
+        for hunk in hunks:
+            body = await ls.body(ref.ws, hunk)
+            new = await new_lines_of(ref.ws, hunk, body)
+            expected = expected_line(state, hunk, shifts)
+            candidates.append(Candidate(task_id, hunk, body, new, expected))
+    text, version = await text_of(ls, ref)
+    return FileView(split_lines(text), place(text, candidates), version)
+
+
+async def view(ls: BatonServer, uri: str) -> FileView | None:
+    """The file's placed hunks, re-placed first if the buffer moved on since (a request
+    can overtake the re-publish its didChange started)."""
+    await ls.started()
+    found = ls.views.get(uri)
+    doc = ls.workspace.text_documents.get(uri)
+    if found is not None and doc is not None and doc.version != found.version:
+        await republish(ls, [uri])
+        found = ls.views.get(uri)
+    return found
+
+
+async def placed_at(ls: BatonServer, uri: str, start: int, end: int) -> list[Placed]:
+    """Hunks of `uri` whose lines meet the line range [start, end]."""
+    found = await view(ls, uri)
+    return [
+        x
+        for x in (found.placed if found else [])
+        if x.line <= end and start <= x.line + max(x.count, 1) - 1
+    ]
+
+
+async def affected_uris(ls: BatonServer) -> set[str]:
+    """Every file with a hunk worth showing, plus files that showed one before."""
+    uris = set(ls.views)
+    for ws, state in await ls.states():
+        uris |= {ls.uri_for(ws, h.path) for h in state.hunks.values() if h.status in SHOWN_STATUSES}
+    return uris
+
+
+async def republish(ls: BatonServer, uris: Iterable[str]) -> None:
+    for uri in sorted(set(uris)):
+        # One file at a time: a developer's click waits for one file's placement, not
+        # for a whole batch an agent's burst of proposals queued (contention runs).
+        async with ls.publishing:
+            ref = ls.file_for_uri(uri)
+            placed = await place_file(ls, ref) if ref is not None else None
+            if placed is not None and placed.placed:
+                ls.views[uri] = placed
+            else:
+                ls.views.pop(uri, None)
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(
+                    uri=uri,
+                    diagnostics=diagnostics_for(ls, placed) if placed else [],
+                    version=placed.version if placed else None,
+                )
+            )
+    ls.refresh_code_lenses()
+
+
+async def changed(
+    ls: BatonServer, uris: Iterable[str], reason: Literal["agent", "review", "restore", "edit"]
+) -> None:
+    """Re-publish these files and tell rich clients the state moved."""
+    uris = sorted(set(uris))
+    await republish(ls, uris)
+    tasks = sorted({state.task_id for _, state in await ls.states()})
+    change = p.StateChange(tasks=tasks, uris=uris, reason=reason)
+    ls.protocol.notify(p.DID_CHANGE_STATE, change.model_dump(mode="json", by_alias=True))
+
+
+# --- positions in client units --------------------------------------------------------
+
+
+def line_range(ls: BatonServer, lines: Lines, start: int, count: int) -> types.Range:
+    """Whole lines [start, start+count) in client units; a 0-line range (an insertion, a
+    stale hunk) covers the line it sits at so every editor can show it."""
+    last = len(lines) - 1
+    if last < 0:
+        return types.Range(types.Position(0, 0), types.Position(0, 0))
+    start = min(start, last)
+    count = max(count, 1)
+    if start + count <= last:
+        end = types.Position(start + count, 0)
+    else:
+        end = types.Position(
+            last, ls.workspace.position_codec.client_num_units(lines[last].rstrip("\r\n"))
+        )
+    return types.Range(types.Position(start, 0), end)
+
+
+def edit_range(ls: BatonServer, lines: Lines, start: int, count: int) -> types.Range:
+    """Exactly lines [start, start+count), terminators included, in client units."""
+    end_line = start + count
+    if end_line < len(lines) or (lines and lines[-1].endswith("\n")) or not lines:
+        end = types.Position(end_line, 0)
+    else:  # the region runs to the end of a file without a final newline
+        end = types.Position(
+            len(lines) - 1, ls.workspace.position_codec.client_num_units(lines[-1])
+        )
+    return types.Range(types.Position(start, 0), end)
+
+
+# --- diagnostics ----------------------------------------------------------------------
+
+SEVERITY = {
+    Shown.PENDING: types.DiagnosticSeverity.Information,
+    Shown.ACCEPTED: types.DiagnosticSeverity.Information,
+    Shown.IN_BUFFER: types.DiagnosticSeverity.Hint,
+    Shown.APPLIED: types.DiagnosticSeverity.Hint,
+    Shown.STALE: types.DiagnosticSeverity.Warning,
+    Shown.CONFLICT: types.DiagnosticSeverity.Warning,
+}
+
+HELD = "Accepted, not in the file yet"
+HELD_MESSAGE = f'{HELD}: run the code action "Baton: Put in buffer", then save'
+HELD_MESSAGE_WITHOUT_ACTION = f"{HELD}: close the file and run `baton apply`"
+"""An accepted hunk in a buffer of a client that cannot take edits: nothing else writes it."""
+
+
+def message(x: Placed, held: str | None = None) -> str:
+    s = x.hunk.summary
+    if held and x.shown == Shown.ACCEPTED:
+        return f"{held} ({s})"
+    return {
+        Shown.PENDING: f"Agent proposes: {s}",
+        Shown.ACCEPTED: f"Accepted, not applied yet: {s}",
+        Shown.IN_BUFFER: f"Accepted and in the buffer; save to apply: {s}",
+        Shown.APPLIED: f"Applied: {s}",
+        Shown.STALE: f"Stale: the code under this proposal changed ({s})",
+        Shown.CONFLICT: f"Accepted but not applied: {x.hunk.conflict} ({s})",
+    }[x.shown]
+
+
+def diagnostics_for(ls: BatonServer, placed: FileView) -> list[types.Diagnostic]:
+    held = None
+    if placed.version is not None and not ls.writes_files():
+        held = HELD_MESSAGE if ls.takes_action_edits() else HELD_MESSAGE_WITHOUT_ACTION
+    return [
+        types.Diagnostic(
+            range=line_range(ls, placed.lines, x.line, x.count),
+            message=message(x, held),
+            severity=SEVERITY[x.shown],
+            source=p.SOURCE,
+            code=x.hunk.id,
+            data={"hunkId": x.hunk.id, "taskId": x.task_id, "status": x.shown.value},
+        )
+        for x in placed.placed
+        if x.shown != Shown.APPLIED or ls.settings.show_applied
+    ]
+
+
+def hover_text(x: Placed) -> str:
+    """A placed hunk as Markdown: its state and the proposed change as a diff."""
+    diff = render_hunk(
+        x.hunk.path,
+        x.hunk.base_line,
+        tuple(x.body.old),
+        x.new,
+        tuple(x.body.before),
+        tuple(x.body.after),
+    )
+    return f"**Baton** `{x.hunk.id}` (task `{x.task_id}`): {message(x)}\n\n```diff\n{diff}```"
+
+
+# --- hunk and task views for rich clients (docs/protocol.md) --------------------------
+
+
+def hunk_view(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> dict[str, Any]:
+    uri = ls.uri_for(ws, hunk.path)
+    shown = ls.views.get(uri)
+    here = next((x for x in shown.placed if x.hunk.id == hunk.id), None) if shown else None
+    status = "stale" if here is not None and here.shown == "stale" else hunk.status.value
+    return p.HunkView(
+        id=hunk.id,
+        task_id=task_id,
+        path=hunk.path,
+        uri=uri,
+        status=status,
+        line=here.line if here is not None else hunk.base_line,
+        summary=hunk.summary,
+        comment=hunk.comment,
+        conflict=hunk.conflict,
+    ).model_dump(mode="json", by_alias=True)
+
+
+def task_view(
+    ws: Workspace, state: TaskState, info_worker: str | None, lease: float | None
+) -> dict[str, Any]:
+    counts = {s.value: len(state.hunks_with(s)) for s in HunkStatus}
+    return p.TaskView(
+        id=state.task_id,
+        title=state.title,
+        instruction=state.instruction,
+        status=state.status,
+        worker=info_worker,
+        lease_expires=lease,
+        epoch=state.epoch,
+        root=str(ws.root),
+        counts=counts,
+        steps=[
+            {"name": s.name, "status": s.status.value, "note": s.note} for s in state.steps.values()
+        ],
+    ).model_dump(mode="json", by_alias=True)
+
+
+async def hunk_content(
+    ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState
+) -> p.HunkContent:
+    body = await ls.body(ws, hunk)
+    new = await new_lines_of(ws, hunk, body)
+    return p.HunkContent(
+        hunk=p.HunkView.model_validate(hunk_view(ls, ws, task_id, hunk)),
+        base="".join(body.before + body.old + body.after),
+        proposed="".join(body.before + list(new) + body.after),
+        diff=render_hunk(
+            hunk.path, hunk.base_line, tuple(body.old), new, tuple(body.before), tuple(body.after)
+        ),
+    )
