@@ -5,7 +5,7 @@ turns its own input (argv, a tool call, a product's hook event) into one of the 
 models here, runs the one implementation of that call, and shows the result its own way.
 So a default, a bound or a rule such as "exactly one of content, diff, delete" is written
 once and no face can drift from the others; the MCP tools' input schemas are these
-models' fields.
+models' fields (so their descriptions, which MCP clients show the model, name the tools).
 
 Lean on purpose: the agent API, the store and pydantic, nothing of the language server or
 MCP, because a hook runs on the path of every tool call an agent makes.
@@ -19,15 +19,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from .agent import (
-    TASK_ID_PATTERN,
-    Proposal,
-    Task,
-    Worker,
-    handoff,
-    refusal,
-    valid_task_id,
-)
+from .agent import TASK_ID_PATTERN, Proposal, Task, Worker, handoff, refusal, valid_task_id
 from .brief import HandoffBrief
 from .effects import EffectResult
 from .limits import InvalidInput
