@@ -48,6 +48,7 @@ from .models import (
     StepStatus,
     TaskState,
     UnreadableOp,
+    in_review_order,
 )
 
 MAX_LISTED = 50
@@ -158,7 +159,7 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
             else "changed"
         )
         files.append(FileBrief(path=path, state=kind))
-    order = sorted(state.hunks.values(), key=lambda h: (h.path, h.base_line))
+    order = in_review_order(state.hunks.values())
     accepted = [
         hunk_brief(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)
     ]
