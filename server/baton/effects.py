@@ -124,7 +124,7 @@ def _write_blocking(
     return outcome
 
 
-def _read_current(root: Path, path: str, *, sweep: bool = False) -> tuple[Path, bytes | None]:
+def read_current(root: Path, path: str, *, sweep: bool = False) -> tuple[Path, bytes | None]:
     """A workspace file's resolved path and bytes (None if missing): blocking, so the
     async callers run it in a thread. `sweep` first removes temp files killed writers
     left beside it."""
@@ -232,7 +232,7 @@ async def plan_apply(
     effect_id = effect_id_for(state, hunk)
     record = _Recorder(ws, task_id, effect_id, hunk, epoch)
     try:
-        target, before = await asyncio.to_thread(_read_current, ws.root, hunk.path)
+        target, before = await asyncio.to_thread(read_current, ws.root, hunk.path)
         text = before.decode("utf-8") if before is not None else ""
     except (paths.PathRefused, UnicodeDecodeError) as e:
         # The file became a symlink out, a FIFO, binary … since the proposal: a conflict
@@ -364,7 +364,7 @@ async def settle(
         return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), outcome, effect.outcome)
     record = _Recorder(ws, task_id, effect.id, hunk, epoch)
     try:
-        target, data = await asyncio.to_thread(_read_current, ws.root, effect.path, sweep=True)
+        target, data = await asyncio.to_thread(read_current, ws.root, effect.path, sweep=True)
         current = content_hash(data)
     except paths.PathRefused as e:  # never redo a write through a symlink swapped in
         return await record.failed(_refused(effect.path, e))
@@ -393,7 +393,7 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path
     """Whether the hunk's new lines, with its context, are where it belongs (and its old
     lines are not): the hunk is in the file even though the file is not the post-state."""
     try:
-        _, data = await asyncio.to_thread(_read_current, ws.root, path)
+        _, data = await asyncio.to_thread(read_current, ws.root, path)
     except paths.PathRefused:
         return False
     body = await hunk_body(ws, hunk)

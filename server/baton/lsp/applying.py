@@ -24,7 +24,15 @@ from collections.abc import Sequence
 from lsprotocol import types
 
 from .. import paths
-from ..effects import EffectResult, apply_hunk, content_hash, plan_apply, record_intent, settle
+from ..effects import (
+    EffectResult,
+    apply_hunk,
+    content_hash,
+    plan_apply,
+    read_current,
+    record_intent,
+    settle,
+)
 from ..hunks import Lines
 from ..models import EffectState, HunkState, HunkStatus
 from ..placement import Placed, Shown
@@ -224,8 +232,7 @@ async def settle_if_written(ws: Workspace, task_id: str, effect: EffectState) ->
     """Record a dangling intent done if the file on disk is its post-state; write and
     judge nothing otherwise (recovery that is safe behind any buffer)."""
     try:
-        target = paths.resolve(ws.root, effect.path)
-        data = await asyncio.to_thread(paths.read_regular, ws.root, target)
+        _, data = await asyncio.to_thread(read_current, ws.root, effect.path)
     except (paths.PathRefused, OSError):
         return False
     if content_hash(data) != effect.post_hash:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 from lsprotocol import types
@@ -37,11 +38,15 @@ async def text_of(ls: BatonServer, ref: FileRef) -> tuple[str, int | None]:
     if doc is not None:
         return doc.source, doc.version
     try:
-        target = paths.resolve(ref.ws.root, ref.path)
+        data = await asyncio.to_thread(_read_file, ref.ws.root, ref.path)
     except paths.PathRefused:
         return "", None
-    data = await asyncio.to_thread(read_bytes, target)
     return (data or b"").decode("utf-8", errors="replace"), None
+
+
+def _read_file(root: Path, path: str) -> bytes | None:
+    """Blocking (resolving the path is file system work too): run in a thread."""
+    return read_bytes(paths.resolve(root, path))
 
 
 async def place_file(ls: BatonServer, ref: FileRef) -> FileView:
