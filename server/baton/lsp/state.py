@@ -184,7 +184,10 @@ class BatonServer(StdioLanguageServer):
             task.cancel()
         while self.workspaces:
             _, ws = self.workspaces.popitem()
-            await ws.close()
+            try:
+                await ws.close()
+            except Exception:  # a failed shutdown would hold the `exit` behind it 15 s
+                log.exception("could not close the store of %s", ws.root)
 
     async def states(self) -> list[tuple[Workspace, TaskState]]:
         out = []
