@@ -87,10 +87,10 @@ class AnsweringProtocol(LanguageServerProtocol):
             data.setdefault("params", None)  # pygls: lsprotocol's classes require `params`
         else:
             data = {k: data[k] for k in RESPONSE if k in data}
-        # pygls: `lsp_exit` exits at once, with 1 unless `_shutdown` is set, and
-        # `lsp_shutdown` sets it only after the server's shutdown handler returned.
+        # pygls: `lsp_exit` exits at once, cutting the stores' closing short (and with 1,
+        # as `lsp_shutdown` sets `_shutdown` only after the shutdown handler returned).
         if not is_request and data.get("method") == types.EXIT and self._closing():
-            self.deferred_exit = body  # the transport calls exit_once_closed next
+            self.deferred_exit = body  # framing.serve_stream calls exit_once_closed next
             return
         cancel = not is_request and data.get("method") == types.CANCEL_REQUEST
         if cancel and not _cancels_an_id(data["params"]):
@@ -129,8 +129,9 @@ class AnsweringProtocol(LanguageServerProtocol):
         self, params: types.DidChangeTextDocumentParams
     ) -> Generator[Any, Any, None]:
         """A change to a document the client never opened (or closed) is the client's
-        mistake, with nothing to change: pygls raises KeyError and shows the developer
-        `Error in server`. Log it instead."""
+        mistake, with nothing to change. pygls: the builtin handler's
+        `Workspace.update_text_document` indexes the open documents by uri, raises
+        KeyError, and the developer sees `Error in server`. Log it instead."""
         if unquote(params.text_document.uri) not in self.workspace.text_documents:
             log.warning("ignored didChange of %s, which is not open", params.text_document.uri)
             return
@@ -144,7 +145,7 @@ class AnsweringProtocol(LanguageServerProtocol):
     async def exit_once_closed(self) -> None:
         """A client that sends `exit` right behind `shutdown`, without waiting for its
         answer, would cut the stores' closing short: let it finish first (bounded; closing
-        waits at most 10 s for work in flight), then take the `exit`. The transport awaits
+        waits at most 10 s for work in flight), then take the `exit`. The reader awaits
         this before it reads again, so no read is left waiting on stdin at the exit."""
         body, self.deferred_exit = self.deferred_exit, None
         for _ in range(300):
