@@ -7,7 +7,9 @@ cannot take edits it writes nothing while doing so (see `BatonServer.writes_file
 
 Then it watches: `PRAGMA data_version` changes when another connection commits, and
 reading it costs no disk I/O, so polling it every 50 ms notices an agent's commit fast
-without burning CPU. Only the files whose hunks changed are re-published.
+without burning CPU. Only the files whose hunks changed are re-published. `baton.refresh`
+does the same on demand: it opens databases created since, forgets what it folded, and
+re-publishes everything.
 """
 
 from __future__ import annotations
