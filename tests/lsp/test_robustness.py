@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -19,7 +18,7 @@ from baton.models import HunkStatus
 from baton.workspace import Workspace
 
 from .conftest import CALC, Editor, start_editor, stop_editor
-from .wire import INITIALIZED, frame, initialize, raw_server, read_message
+from .wire import INITIALIZED, frame, raw_server, read_message, start_raw
 
 CAPS = client_capabilities("visual-studio-code")
 
@@ -174,22 +173,6 @@ async def test_the_server_exits_when_its_editor_disappears(
     await proc.stdin.drain()
     proc.stdin.close()
     assert await asyncio.wait_for(proc.wait(), 10) == 0
-
-
-async def start_raw(
-    root: Path,
-    request: pytest.FixtureRequest,
-    env: dict[str, str] | None = None,
-    stderr: Any = None,
-) -> asyncio.subprocess.Process:
-    """A raw server for an editor that edits buffers (`workspace/applyEdit`)."""
-    proc = await raw_server(request, env, stderr)
-    assert proc.stdin and proc.stdout
-    proc.stdin.write(initialize(root, 1, {"workspace": {"applyEdit": True}}))
-    await proc.stdin.drain()
-    while (await asyncio.wait_for(read_message(proc.stdout), 20)).get("id") != 1:
-        pass
-    return proc
 
 
 async def stop_raw(proc: asyncio.subprocess.Process) -> None:

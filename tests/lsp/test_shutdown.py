@@ -14,7 +14,7 @@ from baton.models import HunkStatus
 from baton.workspace import Workspace
 
 from .conftest import CALC
-from .wire import INITIALIZED, frame, initialize, raw_server, read_message
+from .wire import INITIALIZED, frame, read_message, start_raw
 
 FILES = 40
 """Enough files that start-up (settle, place, publish each) is still running when the
@@ -39,12 +39,8 @@ async def many_files(tmp_path: Path) -> Path:
 async def test_shutdown_during_start_up_waits_for_it_and_exits_0(
     many_files: Path, request: pytest.FixtureRequest
 ) -> None:
-    proc = await raw_server(request, stderr=asyncio.subprocess.PIPE)
+    proc = await start_raw(many_files, request, stderr=asyncio.subprocess.PIPE)
     assert proc.stdin and proc.stdout and proc.stderr
-    proc.stdin.write(initialize(many_files, 1, {"workspace": {"applyEdit": True}}))
-    await proc.stdin.drain()
-    while (await asyncio.wait_for(read_message(proc.stdout), 20)).get("id") != 1:
-        pass
     proc.stdin.write(INITIALIZED + SHUTDOWN + EXIT)  # all at once: start-up has not begun
     await proc.stdin.drain()
     methods: list[object] = []

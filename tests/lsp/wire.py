@@ -61,3 +61,19 @@ def initialize(root: Path, msg_id: int, capabilities: dict[str, object] | None =
             {"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": params}
         ).encode()
     )
+
+
+async def start_raw(
+    root: Path,
+    request: pytest.FixtureRequest,
+    env: dict[str, str] | None = None,
+    stderr: Any = None,
+) -> asyncio.subprocess.Process:
+    """A raw server for an editor that edits buffers (`workspace/applyEdit`)."""
+    proc = await raw_server(request, env, stderr)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(initialize(root, 1, {"workspace": {"applyEdit": True}}))
+    await proc.stdin.drain()
+    while (await asyncio.wait_for(read_message(proc.stdout), 20)).get("id") != 1:
+        pass
+    return proc
