@@ -16,7 +16,7 @@ What the server must do, from JSON-RPC 2.0 and the LSP base protocol:
 Framing. pygls 2 (`pygls.io_.run_async`) allocates the whole Content-Length before reading
 (10**12 → MemoryError: the server exited), keeps a line without newline in memory however
 long, and after one frame with a too-short length loses every later frame; Baton now reads
-the stream itself (`baton/lsp/transport.py`). The decision, and what each test asserts:
+the stream itself (`baton/lsp/jsonrpc/framing.py`). The decision, and what each test asserts:
 
 * Header names are case-insensitive and spacing is free (HTTP semantics, as the base
   protocol says): `content-length:5`, LF-only line ends and extra headers are answered.
@@ -69,7 +69,7 @@ from hypothesis import strategies as st
 
 from baton.agent import Worker
 from baton.lsp import protocol as p
-from baton.lsp.transport import MAX_MESSAGE_BYTES
+from baton.lsp.jsonrpc.framing import MAX_MESSAGE_BYTES
 from baton.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -1121,7 +1121,7 @@ def test_requests_after_shutdown_are_invalid_and_exit_follows(
 
 def test_regressions_answer_as_json_rpc_says(fresh: tuple[Peer, Iterator[int]]) -> None:
     """Each input below was dropped, mis-answered or answered twice before Baton read and
-    answered frames itself (transport.py, AnsweringProtocol.receive)."""
+    answered frames itself (jsonrpc/framing.py, AnsweringProtocol.receive)."""
     peer, ids = fresh
     n = [next(ids) for _ in range(10)]
     sends = [

@@ -11,6 +11,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..changes import MAX_FILE_BYTES
+from ..models import MAX_TEXT
+
 PROTOCOL_VERSION = 1
 
 # Requests (client → server)
@@ -72,11 +75,11 @@ class HunkArgs(Args):
 
 
 class RejectArgs(HunkArgs):
-    comment: str = Field(default="", max_length=64 * 1024)
+    comment: str = Field(default="", max_length=MAX_TEXT)
 
 
 class AcceptEditedArgs(HunkArgs):
-    text: str = Field(max_length=4 * 1024 * 1024)
+    text: str = Field(max_length=MAX_FILE_BYTES)
     """The developer's version of the hunk's new lines."""
 
 
@@ -85,7 +88,7 @@ class ScopeArgs(Args):
 
     uri: str | None = None
     task_id: str | None = Field(default=None, alias="taskId")
-    comment: str = Field(default="", max_length=64 * 1024)
+    comment: str = Field(default="", max_length=MAX_TEXT)
 
 
 class TaskArgs(Args):

@@ -28,6 +28,7 @@ from ..effects import hunk_body
 from ..hunks import Lines
 from ..models import HunkBody, HunkState, TaskState
 from ..placement import Placed
+from ..review import HunkNotFound, ReviewRefused, find_hunk
 from ..store import StoreError
 from ..workspace import Workspace, database_path
 from .errors import jsonrpc_errors
@@ -216,20 +217,23 @@ class BatonServer(StdioLanguageServer):
     async def find_hunk(
         self, hunk_id: str, task_id: str | None
     ) -> tuple[Workspace, str, HunkState]:
-        """A hunk by id or unique prefix, across every workspace folder (and task)."""
+        """A hunk by id or unique prefix, across every workspace folder (and task): the
+        one lookup (`review.find_hunk`) in each folder, its errors as they are."""
         found: list[tuple[Workspace, str, HunkState]] = []
         for ws in self.workspaces.values():
-            for tid in await ws.task_ids():
-                if task_id and tid != task_id:
-                    continue
-                state = await ws.state(tid)
-                if hunk_id in state.hunks:
-                    return ws, tid, state.hunks[hunk_id]
-                found += [(ws, tid, h) for h in state.hunks.values() if h.id.startswith(hunk_id)]
+            if task_id and task_id not in await ws.task_ids():
+                continue
+            try:
+                tid, hunk = await find_hunk(ws, hunk_id, task_id or None)
+            except HunkNotFound:
+                continue
+            if hunk.id == hunk_id:
+                return ws, tid, hunk
+            found.append((ws, tid, hunk))
         if not found:
-            raise ValueError(f"no hunk {hunk_id!r} in this workspace")
+            raise HunkNotFound(f"no hunk {hunk_id!r} in this workspace")
         if len(found) > 1:
-            raise ValueError(f"hunk id {hunk_id!r} is ambiguous: {len(found)} hunks match")
+            raise ReviewRefused(f"hunk id {hunk_id!r} is ambiguous: {len(found)} hunks match")
         return found[0]
 
     # --- hunk bodies (content-addressed: cached for the server's life) --------------

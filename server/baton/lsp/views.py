@@ -246,7 +246,7 @@ def hunk_view(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> 
 def task_view(
     ws: Workspace, state: TaskState, info_worker: str | None, lease: float | None
 ) -> dict[str, Any]:
-    counts = {s.value: len(state.hunks_with(s)) for s in HunkStatus}
+    counts = {s.value: n for s, n in state.hunk_counts().items()}
     return p.TaskView(
         id=state.task_id,
         title=state.title,
