@@ -42,6 +42,7 @@ from .models import (
     Model,
     OpKind,
     TaskState,
+    in_review_order,
 )
 from .store import NewOp, OpConflict
 from .workspace import Workspace
@@ -189,7 +190,7 @@ async def apply_accepted(
         for h in state.hunks_with(HunkStatus.ACCEPTED)
         if h.conflict is None and (hunk_ids is None or h.id in hunk_ids)
     ]
-    for hunk in sorted(todo, key=lambda h: (h.path, h.base_line)):
+    for hunk in in_review_order(todo):
         results.append(await apply_hunk(ws, task_id, hunk.id, epoch=epoch))
     return results
 

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..hunks import split_lines
-from ..models import Decision, HunkState, HunkStatus
+from ..models import Decision, HunkState, HunkStatus, in_review_order
 from ..review import decide
 from ..workspace import Workspace
 from . import protocol as p
@@ -43,9 +43,7 @@ async def decide_many(
             continue
         if scope.task_id and state.task_id != scope.task_id:
             continue
-        for hunk in sorted(
-            state.hunks_with(HunkStatus.PENDING), key=lambda h: (h.path, h.base_line)
-        ):
+        for hunk in in_review_order(state.hunks_with(HunkStatus.PENDING)):
             if ref is not None and hunk.path != ref.path:
                 continue
             decided = await decide(

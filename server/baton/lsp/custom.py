@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import HunkStatus
+from ..models import HunkStatus, in_review_order
 from . import protocol as p
 from .state import BatonServer, store_request
 from .views import hunk_content, hunk_view, task_view
@@ -35,7 +35,7 @@ def register(server: BatonServer) -> None:
                 state = await ws.state(a.task_id)
                 hunks = [
                     hunk_view(ls, ws, a.task_id, h)
-                    for h in sorted(state.hunks.values(), key=lambda h: (h.path, h.base_line))
+                    for h in in_review_order(state.hunks.values())
                     if h.status != HunkStatus.SUPERSEDED
                 ]
                 return {
