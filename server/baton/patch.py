@@ -246,6 +246,29 @@ def _close_git_section(section: _GitSection | None, files: list[FilePatch]) -> N
     files.append(FilePatch(None if section.created else old, None if section.deleted else new, ()))
 
 
+def _file_hunks(lines: Sequence[str], i: int) -> tuple[list[str], int]:
+    """The @@ hunks of one file from line `i` on, validated; and where they end. Blank
+    lines between hunks of one file are tolerated (common in pasted diffs)."""
+    body: list[str] = []
+    while True:
+        k = i
+        while k < len(lines) and lines[k] in ("\n", "\r\n"):
+            k += 1
+        if not (k < len(lines) and lines[k].startswith("@@")):
+            return body, i
+        _, i = _parse_hunk(lines, k, k + 1)
+        body.extend(lines[k:i])
+        if (
+            i < len(lines)
+            and lines[i][:1] in (" ", "-", "+")
+            and not lines[i].startswith(("--- ", "-- \n", "-- \r\n"))
+        ):
+            raise DiffError(
+                f"line {i + 1}: {_strip_eol(lines[i])[:40]!r} follows a complete "
+                "hunk; the hunk header's line counts are too small"
+            )
+
+
 def parse_patch(text: str) -> list[FilePatch]:
     """Split a unified diff (git style or plain) into per-file patches.
 
@@ -284,26 +307,7 @@ def parse_patch(text: str) -> list[FilePatch]:
                 raise DiffError(f"line {no}: both sides of the file header are /dev/null")
             if section is not None:
                 section.has_header = True
-            i += 2
-            body: list[str] = []
-            while True:
-                # Tolerate blank lines between hunks of one file (common in pasted diffs).
-                k = i
-                while k < len(lines) and lines[k] in ("\n", "\r\n"):
-                    k += 1
-                if not (k < len(lines) and lines[k].startswith("@@")):
-                    break
-                _, i = _parse_hunk(lines, k, k + 1)
-                body.extend(lines[k:i])
-                if (
-                    i < len(lines)
-                    and lines[i][:1] in (" ", "-", "+")
-                    and not lines[i].startswith(("--- ", "-- \n", "-- \r\n"))
-                ):
-                    raise DiffError(
-                        f"line {i + 1}: {_strip_eol(lines[i])[:40]!r} follows a complete "
-                        "hunk; the hunk header's line counts are too small"
-                    )
+            body, i = _file_hunks(lines, i + 2)
             if not body:
                 raise DiffError(f"line {no}: file header is not followed by an @@ hunk")
             files.append(FilePatch(old, new, tuple(body)))
