@@ -3,9 +3,12 @@ applying one to a file's text, byte-exact.
 
 Separate from hunks.py, which is Baton's own model of a change: this module only reads
 what an agent sends and refuses, with the diff's line number, what it cannot apply. It
-keeps every line's terminator (CRLF, none at the end of a file) byte-exact; a maintained
-parser (unidiff, whatthepatch) could replace the parsing half only if it did the same,
-which has not been evaluated yet.
+keeps every line's terminator (CRLF, none at the end of a file) byte-exact. Maintained
+parsers, tried on CRLF and no-final-newline diffs: whatthepatch strips the terminators
+(out); unidiff keeps them and gives the marker as a line of its own, so it could do the
+splitting — but the checks that make a refusal one line naming the diff line (counts that
+do not add up, hunks out of order, git headers, binary and rename sections) would all sit
+around it still, so it would add a dependency and remove little.
 """
 
 from __future__ import annotations
