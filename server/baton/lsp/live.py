@@ -18,6 +18,7 @@ import asyncio
 import gc
 import logging
 from pathlib import Path
+from typing import NamedTuple
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -37,16 +38,35 @@ log = logging.getLogger(__name__)
 POLL_S = 0.05
 DISCOVER_S = 1.0
 
-Snapshot = dict[str, tuple[str, str, str | None, str | None]]
+
+class Shown(NamedTuple):
+    """What the editor shows of one hunk: a change in it means re-publish its file and
+    tell rich clients its task changed."""
+
+    uri: str
+    status: str
+    conflict: str | None
+    edited: str | None
+    task_id: str
+
+
+Snapshot = dict[str, Shown]
 
 
 async def snapshot(ls: BatonServer) -> Snapshot:
-    """What the editor shows, per hunk: a change in it means re-publish that file."""
     return {
-        f"{ws.root}:{h.id}": (ls.uri_for(ws, h.path), h.status.value, h.conflict, h.edited)
+        f"{ws.root}:{h.id}": Shown(
+            ls.uri_for(ws, h.path), h.status.value, h.conflict, h.edited, state.task_id
+        )
         for ws, state in await ls.states()
         for h in state.hunks.values()
     }
+
+
+async def every_task(ls: BatonServer) -> list[str]:
+    """A restore or a refresh names every task in `baton/didChangeState`: clients read
+    everything again."""
+    return sorted({state.task_id for _, state in await ls.states()})
 
 
 async def restore(ls: BatonServer, roots: list[Path]) -> None:
@@ -75,15 +95,23 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 continue
             accepted = len(state.hunks_with(HunkStatus.ACCEPTED, HunkStatus.APPLIED))
             pending = len(state.hunks_with(HunkStatus.PENDING))
-            summaries.append(
-                {"taskId": task_id, "title": state.title, "accepted": accepted, "pending": pending}
+            message = (
+                f"Restored task '{state.title}': {accepted} accepted, {pending} pending review"
             )
-    await views.changed(ls, await views.affected_uris(ls), "restore")
-    ls.protocol.notify(p.DID_RESTORE, {"version": p.PROTOCOL_VERSION, "tasks": summaries})
-    for s in summaries:
-        ls.tell(
-            f"Restored task '{s['title']}': {s['accepted']} accepted, {s['pending']} pending review"
-        )
+            summaries.append(
+                p.RestoredTask(
+                    task_id=task_id,
+                    title=state.title,
+                    accepted=accepted,
+                    pending=pending,
+                    message=message,
+                )
+            )
+    await views.changed(ls, await views.affected_uris(ls), "restore", await every_task(ls))
+    restored = p.Restore(tasks=summaries)
+    ls.protocol.notify(p.DID_RESTORE, restored.model_dump(mode="json", by_alias=True))
+    for s in summaries:  # for editors that know no baton/didRestore
+        ls.tell(s.message)
 
 
 def warn_unreadable(ls: BatonServer, ws: Workspace, state: TaskState) -> None:
@@ -161,18 +189,19 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
             continue
         log.debug("another process committed; looking for changed hunks")
         after = await snapshot(ls)
-        changed = {v[0] for k, v in after.items() if before.get(k) != v}
-        changed |= {v[0] for k, v in before.items() if k not in after}
+        moved_hunks = [v for k, v in after.items() if before.get(k) != v]
+        moved_hunks += [v for k, v in before.items() if k not in after]
         proposed = {
             k
             for k, v in after.items()
-            if v[1] == "pending" and before.get(k, ("",))[1:2] != ("pending",)
+            if v.status == "pending" and (k not in before or before[k].status != "pending")
         }
         before = after
         for ws, state in await ls.states():
             warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
-        if changed:
-            await views.changed(ls, changed, "agent")
+        if moved_hunks:
+            uris = {v.uri for v in moved_hunks}
+            await views.changed(ls, uris, "agent", {v.task_id for v in moved_hunks})
         if proposed:
             await announce(ls, proposed)
 
@@ -211,11 +240,22 @@ async def announce(ls: BatonServer, proposed: set[str]) -> None:
             settled = keys.settled(state.task_id, effect_id)
             await ws.record(NewOp(settled, state.task_id, 0, OpKind.EFFECT_DONE, done))
         if won:
-            files = len({h.path for h in won})
-            ls.tell(
+            uris = sorted({ls.uri_for(ws, h.path) for h in won})
+            files = len(uris)
+            message = (
                 f"Agent proposes {len(won)} change{'s' * (len(won) != 1)} in {files} "
                 f"file{'s' * (files != 1)} (task '{state.title}')"
             )
+            proposal = p.Proposal(
+                task_id=state.task_id,
+                title=state.title,
+                changes=len(won),
+                files=files,
+                uris=uris,
+                message=message,
+            )
+            ls.protocol.notify(p.DID_PROPOSE, proposal.model_dump(mode="json", by_alias=True))
+            ls.tell(message)  # for editors that know no baton/didPropose
 
 
 async def start_up(ls: BatonServer) -> tuple[dict[Path, int], Snapshot] | None:
@@ -294,4 +334,4 @@ def register(server: BatonServer) -> None:
         for ws in ls.workspaces.values():
             for task_id in await ws.task_ids():
                 ws.forget(task_id)
-        await views.changed(ls, await views.affected_uris(ls), "review")
+        await views.changed(ls, await views.affected_uris(ls), "review", await every_task(ls))

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..changes import MAX_FILE_BYTES
 from ..models import MAX_TEXT
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""2: `baton/didChangeState` names only the tasks that changed (1: every task)."""
 
 # Requests (client → server)
 TASKS = "baton/tasks"
@@ -24,6 +25,7 @@ HUNK = "baton/hunk"
 # Notifications (server → client)
 DID_CHANGE_STATE = "baton/didChangeState"
 DID_RESTORE = "baton/didRestore"
+DID_PROPOSE = "baton/didPropose"
 
 # workspace/executeCommand ids
 ACCEPT = "baton.accept"
@@ -143,8 +145,8 @@ class HunkContent(BaseModel):
 
 
 class StateChange(BaseModel):
-    """`baton/didChangeState`: the files whose hunks changed, and the workspace's tasks;
-    rich clients re-request what they show."""
+    """`baton/didChangeState`: the files republished and the tasks that changed (every
+    task after a restore or a refresh); rich clients re-request what they show."""
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
@@ -152,3 +154,41 @@ class StateChange(BaseModel):
     tasks: list[str]
     uris: list[str]
     reason: Literal["agent", "review", "restore", "edit"]
+
+
+class RestoredTask(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    task_id: str = Field(alias="taskId")
+    title: str
+    accepted: int
+    """Accepted plus applied."""
+    pending: int
+    message: str
+    """The text of the `window/showMessage` that follows (for editors without this event)."""
+
+
+class Restore(BaseModel):
+    """`baton/didRestore`: the open tasks of the databases just restored."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    version: int = PROTOCOL_VERSION
+    tasks: list[RestoredTask]
+
+
+class Proposal(BaseModel):
+    """`baton/didPropose`: new pending hunks of one task, told once across windows and
+    restarts, right before the `window/showMessage` whose text is `message`."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    version: int = PROTOCOL_VERSION
+    task_id: str = Field(alias="taskId")
+    title: str
+    changes: int
+    """New pending hunks."""
+    files: int
+    uris: list[str]
+    """The files they are in, sorted."""
+    message: str

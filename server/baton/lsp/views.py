@@ -118,13 +118,23 @@ async def republish(ls: BatonServer, uris: Iterable[str]) -> None:
 
 
 async def changed(
-    ls: BatonServer, uris: Iterable[str], reason: Literal["agent", "review", "restore", "edit"]
+    ls: BatonServer,
+    uris: Iterable[str],
+    reason: Literal["agent", "review", "restore", "edit"],
+    tasks: Iterable[str] | None = None,
 ) -> None:
-    """Re-publish these files and tell rich clients the state moved."""
+    """Re-publish these files and tell rich clients the state of these tasks moved (by
+    default: the tasks with a hunk in one of the files)."""
     uris = sorted(set(uris))
     await republish(ls, uris)
-    tasks = sorted({state.task_id for _, state in await ls.states()})
-    change = p.StateChange(tasks=tasks, uris=uris, reason=reason)
+    if tasks is None:
+        wanted = set(uris)
+        tasks = {
+            state.task_id
+            for ws, state in await ls.states()
+            if any(ls.uri_for(ws, h.path) in wanted for h in state.hunks.values())
+        }
+    change = p.StateChange(tasks=sorted(set(tasks)), uris=uris, reason=reason)
     ls.protocol.notify(p.DID_CHANGE_STATE, change.model_dump(mode="json", by_alias=True))
 
 
