@@ -15,7 +15,7 @@ import {
   notPendingMessage,
   parseEditQuery,
 } from './editedHunk';
-import { errorText } from './model';
+import { errorText } from './messages';
 import * as p from './protocol';
 import type { ProposalFileSystem } from './proposalFileSystem';
 

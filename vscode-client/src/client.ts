@@ -7,7 +7,6 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
   type LanguageClientOptions,
-  MessageType,
   RevealOutputChannelOn,
   type ServerOptions,
   ShowMessageNotification,
@@ -15,13 +14,14 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { commandArguments, errorText, isProposalMessage, isServerRestoreMessage, notInstalledMessage } from './model';
+import { commandArguments } from './commandArgs';
+import { protocolSupported } from './compatibility';
+import { errorText, notInstalledMessage, ServerMessages } from './messages';
 import * as p from './protocol';
 import { type Interpreter, resolveInterpreter } from './python';
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed';
 
-const FOCUS_TASKS = 'baton.focusTasks';
 const SHOW_HUNK_DIFF = 'baton.showHunkDiff';
 
 function versionOf(python: string, cwd: string | undefined): Promise<string> {
@@ -52,13 +52,20 @@ export class BatonClient implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly changeEmitter = new vscode.EventEmitter<p.StateChange>();
   private readonly restoreEmitter = new vscode.EventEmitter<p.Restore>();
+  private readonly proposeEmitter = new vscode.EventEmitter<p.Proposal>();
+  private readonly refreshEmitter = new vscode.EventEmitter<void>();
+  private messages = new ServerMessages();
 
   /** The server's state changed (started, stopped, failed to start). */
   readonly onDidChangeServerState = this.stateEmitter.event;
   /** `baton/didChangeState`. */
   readonly onDidChangeState = this.changeEmitter.event;
-  /** `baton/didRestore`. */
+  /** `baton/didRestore` (the server's plain "Restored task …" messages are dropped). */
   readonly onDidRestore = this.restoreEmitter.event;
+  /** `baton/didPropose` (the server's plain "Agent proposes …" message is dropped). */
+  readonly onDidPropose = this.proposeEmitter.event;
+  /** The server's `baton.refresh` ran (the Refresh command): read everything again. */
+  readonly onDidRefresh = this.refreshEmitter.event;
 
   interpreter: Interpreter | undefined;
 
@@ -131,16 +138,31 @@ export class BatonClient implements vscode.Disposable {
         // object the server validates instead, and show its errors as one plain line.
         // The Diff lens (`baton.diff`, which other editors show as a message) opens VS Code's
         // diff editor instead, where a pending hunk's proposal can be edited and accepted.
-        executeCommand: (command, args: unknown[]) =>
-          command === p.DIFF
-            ? vscode.commands.executeCommand(SHOW_HUNK_DIFF, ...args)
-            : this.executeCommand(command, commandArguments(command, args)),
+        // After `baton.refresh` the Tasks view reads everything again, whatever it cached.
+        executeCommand: async (command, args: unknown[]) => {
+          if (command === p.DIFF) return vscode.commands.executeCommand(SHOW_HUNK_DIFF, ...args);
+          const result = await this.executeCommand(command, commandArguments(command, args));
+          if (command === p.REFRESH) this.refreshEmitter.fire();
+          return result;
+        },
       },
     };
     // The id `baton` makes vscode-languageclient read `baton.trace.server`.
     const client = new LanguageClient('baton', 'Baton', serverOptions, clientOptions);
+    this.messages = new ServerMessages(); // nothing a server before this one announced
     client.onNotification(p.DID_CHANGE_STATE, (params: p.StateChange) => this.changeEmitter.fire(params));
-    client.onNotification(p.DID_RESTORE, (params: p.Restore) => this.restoreEmitter.fire(params));
+    // Each event comes right before the plain message that says it (messages.ts): the
+    // extension says it instead, with a Show button, and drops that message.
+    client.onNotification(p.DID_RESTORE, (params: p.Restore) => {
+      if (!protocolSupported(params.version)) return;
+      this.messages.expectRestore(params);
+      this.restoreEmitter.fire(params);
+    });
+    client.onNotification(p.DID_PROPOSE, (params: p.Proposal) => {
+      if (!protocolSupported(params.version)) return;
+      this.messages.expect(params.message);
+      this.proposeEmitter.fire(params);
+    });
     // Replaces the client's default window/showMessage handler (same method, last wins).
     client.onNotification(ShowMessageNotification.type, (params) => this.showMessage(params));
     client.onDidChangeState((e) => {
@@ -200,21 +222,19 @@ export class BatonClient implements vscode.Disposable {
 
   private showMessage(params: ShowMessageParams): void {
     const text = params.message;
-    if (params.type === MessageType.Info && isServerRestoreMessage(text)) {
-      // Said by the extension instead, from baton/didRestore, with a Show button.
-      this.output.info(text);
-      return;
-    }
-    if (params.type === MessageType.Error) {
-      void vscode.window.showErrorMessage(text);
-    } else if (params.type === MessageType.Warning) {
-      void vscode.window.showWarningMessage(text);
-    } else if (isProposalMessage(text)) {
-      void vscode.window.showInformationMessage(text, 'Show').then((choice) => {
-        if (choice === 'Show') void vscode.commands.executeCommand(FOCUS_TASKS);
-      });
-    } else {
-      void vscode.window.showInformationMessage(text);
+    switch (this.messages.route(params.type, text)) {
+      case 'replaced':
+        this.output.info(text); // said by the extension, from baton/didRestore or didPropose
+        return;
+      case 'error':
+        void vscode.window.showErrorMessage(text);
+        return;
+      case 'warning':
+        void vscode.window.showWarningMessage(text);
+        return;
+      case 'info':
+        void vscode.window.showInformationMessage(text);
+        return;
     }
   }
 
@@ -255,5 +275,7 @@ export class BatonClient implements vscode.Disposable {
     this.stateEmitter.dispose();
     this.changeEmitter.dispose();
     this.restoreEmitter.dispose();
+    this.proposeEmitter.dispose();
+    this.refreshEmitter.dispose();
   }
 }

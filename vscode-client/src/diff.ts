@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import type { BatonClient } from './client';
 import { EDIT_SCHEME, editQuery, editTitle, isEditable } from './editedHunk';
-import { DIFF_SCHEME, diffQuery, diffTitle, parseDiffQuery, type Side } from './model';
+import { DIFF_SCHEME, diffQuery, diffTitle, parseDiffQuery, type Side } from './diffDocuments';
 import * as p from './protocol';
 
 function keyOf(args: p.HunkArgs): string {

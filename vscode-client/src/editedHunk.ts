@@ -7,7 +7,8 @@
 // (those lines are not part of the hunk: accepting cannot change them).
 // No `vscode` import: test/editedHunk.test.ts runs this module under `node --test`.
 
-import { diffQuery, hunkStatusWords, parseDiffQuery } from './model';
+import { diffQuery, parseDiffQuery } from './diffDocuments';
+import { hunkStatusWords } from './labels';
 import type * as p from './protocol';
 
 /** `baton-edit:/<path>?hunk=<id>&side=proposed&task=<task>`: the writable right side of a

@@ -5,12 +5,15 @@
 import * as vscode from 'vscode';
 import { acceptEditedVersion } from './acceptEdited';
 import { BatonClient } from './client';
+import { hunkArgsOf, isHunkNode } from './commandArgs';
 import { HunkDiffProvider } from './diff';
-import { hunkArgsOf, type HunkNode, isHunkNode, restoreMessage, statusBar } from './model';
+import { restoreMessage } from './messages';
 import * as p from './protocol';
 import { ProposalFileSystem } from './proposalFileSystem';
 import { onDidChangeInterpreter } from './python';
+import { pendingCount, statusBar } from './statusBar';
 import { TasksTree } from './tasksTree';
+import type { HunkNode } from './treeNodes';
 
 const VIEW = 'baton.tasks';
 
@@ -46,13 +49,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
       status.tooltip = bar.tooltip;
       if (bar.visible) status.show();
       else status.hide();
-      const pending = tasks.filter((t) => t.status === 'open').reduce((n, t) => n + (t.counts.pending ?? 0), 0);
+      const pending = pendingCount(tasks);
       view.badge = pending > 0 ? { value: pending, tooltip: `${pending} pending review` } : undefined;
     }),
 
     client.onDidRestore(async (restore) => {
       const text = restoreMessage(restore);
       if (text && (await vscode.window.showInformationMessage(text, 'Show')) === 'Show') {
+        await focusTasks();
+      }
+    }),
+
+    client.onDidPropose(async (proposal) => {
+      if ((await vscode.window.showInformationMessage(proposal.message, 'Show')) === 'Show') {
         await focusTasks();
       }
     }),

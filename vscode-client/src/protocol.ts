@@ -4,7 +4,8 @@
 // there changes this file too; test/protocol.test.ts fails when a name drifts.
 // No `vscode` import: this module is unit-tested with `node --test`.
 
-export const PROTOCOL_VERSION = 1;
+/** 2: `baton/didChangeState` names only the tasks that changed (1: every task). */
+export const PROTOCOL_VERSION = 2;
 
 // Requests (client → server)
 export const TASKS = 'baton/tasks';
@@ -14,6 +15,7 @@ export const HUNK = 'baton/hunk';
 // Notifications (server → client)
 export const DID_CHANGE_STATE = 'baton/didChangeState';
 export const DID_RESTORE = 'baton/didRestore';
+export const DID_PROPOSE = 'baton/didPropose';
 
 // workspace/executeCommand ids. vscode-languageclient registers these as VS Code commands
 // because the server advertises them: the extension must never register them itself.
@@ -146,7 +148,8 @@ export type StateChangeReason = 'agent' | 'review' | 'restore' | 'edit' | (strin
 /** `baton/didChangeState` params: where to look, not the new state. */
 export interface StateChange {
   version: number;
-  /** Every task id in the open databases. */
+  /** The tasks that changed (protocol 2; every task after a restore or `baton.refresh`).
+   * Protocol 1 listed every task in the open databases. */
   tasks: string[];
   uris: string[];
   reason: StateChangeReason;
@@ -158,12 +161,28 @@ export interface RestoredTask {
   /** Accepted plus applied. */
   accepted: number;
   pending: number;
+  /** The text of the `window/showMessage` the server sends for this task right after. */
+  message: string;
 }
 
 /** `baton/didRestore` params: the open tasks found at start-up. */
 export interface Restore {
   version: number;
   tasks: RestoredTask[];
+}
+
+/** `baton/didPropose` params: new pending hunks of one task, told once across windows and
+ * restarts, right before the `window/showMessage` whose text is `message`. */
+export interface Proposal {
+  version: number;
+  taskId: string;
+  title: string;
+  /** New pending hunks. */
+  changes: number;
+  files: number;
+  /** The files they are in, sorted. */
+  uris: string[];
+  message: string;
 }
 
 export type Outcome =

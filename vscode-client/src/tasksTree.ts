@@ -1,26 +1,22 @@
-// The Tasks view: task → plan and files → hunks. Fetched again on every
-// `baton/didChangeState` (and when the server starts); never polled.
+// The Tasks view: task → plan and files → hunks. On `baton/didChangeState` it reads the
+// task list again and the details (`baton/task`) of the tasks the change names only; a
+// restore, the Refresh command, a new setting or a (re)start read everything. Never polled.
 
 import * as vscode from 'vscode';
 import type { BatonClient } from './client';
-import {
-  buildTree,
-  children,
-  Coalescer,
-  type HunkNode,
-  messageNode,
-  type Node,
-  protocolSupported,
-  versionWarning,
-} from './model';
+import { protocolSupported, versionWarning } from './compatibility';
 import * as p from './protocol';
+import { detailsToFetch, EVERYTHING, RefreshQueue, type Scope, scopeOfChange } from './refresh';
+import { buildTree, children, type HunkNode, messageNode, type Node } from './treeNodes';
 
 export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private nodes: Node[] = [];
   private parents = new Map<string, Node>();
   private tasks: p.TaskView[] = [];
+  /** Each listed task's last `baton/task`, kept until a change names the task again. */
+  private details = new Map<string, p.TaskResult>();
   private warnedVersion = false;
-  private readonly refresher = new Coalescer(() => this.fetch());
+  private readonly refresher = new RefreshQueue((scope) => this.fetch(scope));
   private readonly treeEmitter = new vscode.EventEmitter<Node | undefined>();
   private readonly tasksEmitter = new vscode.EventEmitter<p.TaskView[]>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -31,7 +27,8 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
 
   constructor(private readonly client: BatonClient) {
     this.disposables.push(
-      client.onDidChangeState(() => void this.refresh()),
+      client.onDidChangeState((change) => void this.refresh(scopeOfChange(change))),
+      client.onDidRefresh(() => void this.refresh()),
       client.onDidChangeServerState((state) => {
         if (state === 'running') void this.refresh();
         else this.show([], []);
@@ -42,12 +39,13 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     );
   }
 
-  /** Fetch again; concurrent calls share one fetch plus at most one more. */
-  refresh(): Promise<void> {
-    return this.refresher.run();
+  /** Read again (everything unless told which tasks); concurrent calls share one fetch
+   * plus at most one more. */
+  refresh(scope: Scope = EVERYTHING): Promise<void> {
+    return this.refresher.run(scope);
   }
 
-  private async fetch(): Promise<void> {
+  private async fetch(scope: Scope): Promise<void> {
     if (!this.client.isRunning()) {
       this.show([], []);
       return;
@@ -68,25 +66,29 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       this.warnedVersion = true;
       void vscode.window.showWarningMessage(versionWarning(tasks.version));
     }
-    const details = new Map<string, p.TaskResult>();
+    const listed = tasks.tasks.map((t) => t.id);
+    const details = new Map([...this.details].filter(([id]) => listed.includes(id)));
     if (protocolSupported(tasks.version)) {
       await Promise.all(
-        tasks.tasks.map(async (t) => {
+        detailsToFetch(listed, new Set(details.keys()), scope).map(async (id) => {
           try {
-            details.set(t.id, await this.client.request<p.TaskResult>(p.TASK, { taskId: t.id }));
+            details.set(id, await this.client.request<p.TaskResult>(p.TASK, { taskId: id }));
           } catch (e) {
-            // Shown without its hunks; the next change notification tries again.
-            this.client.output.warn(`${p.TASK} ${t.id}: ${String(e)}`);
+            // Shown without its hunks; the next refresh tries again.
+            details.delete(id);
+            this.client.output.warn(`${p.TASK} ${id}: ${String(e)}`);
           }
         }),
       );
     }
+    this.details = details;
     const showApplied = vscode.workspace.getConfiguration('baton').get<boolean>('showApplied', false);
     const nodes = buildTree(tasks, details, { showApplied, now: Date.now() / 1000 });
     this.show(nodes, protocolSupported(tasks.version) ? tasks.tasks : []);
   }
 
   private show(nodes: Node[], tasks: p.TaskView[]): void {
+    if (tasks.length === 0) this.details.clear();
     this.nodes = nodes;
     this.tasks = tasks;
     this.parents.clear();

@@ -17,7 +17,7 @@ import {
   parseEditQuery,
   splitLines,
 } from '../src/editedHunk';
-import { parseDiffQuery } from '../src/model';
+import { parseDiffQuery } from '../src/diffDocuments';
 import type * as p from '../src/protocol';
 import { hunk } from './fixtures';
 

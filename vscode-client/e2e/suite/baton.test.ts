@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension';
-import type { HunkNode } from '../../src/model';
+import type { HunkNode } from '../../src/treeNodes';
 import type * as p from '../../src/protocol';
 
 const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
@@ -230,6 +230,9 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
     await waitFor('the proposal notification', () =>
       shown.find((m) => /^Agent proposes 1 change in 1 file \(task 'Polite greeting'\)$/.test(m)),
     );
+    // Shown once, from baton/didPropose: the server's plain message that follows is dropped.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(shown.filter((m) => m.startsWith('Agent proposes')).length, 1, shown.join('\n'));
   });
 
   test('Restart Server shows the identical state and the restore notification', async () => {
@@ -242,6 +245,8 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
       restored,
       "Baton restored 2 tasks: 'Tidy calc' (1 accepted, 1 pending review), 'Polite greeting' (0 accepted, 1 pending review)",
     );
+    // The server's own "Restored task …" messages are dropped (baton/didRestore carries them).
+    assert.ok(!shown.some((m) => m.startsWith('Restored task')), shown.join('\n'));
     await waitFor('the same tree and status bar', () => {
       const after = snapshot(api);
       return JSON.stringify(after) === JSON.stringify(before) && after;

@@ -1,0 +1,17 @@
+// diffDocuments.ts: the URIs of a hunk's diff sides.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { diffQuery, parseDiffQuery } from '../src/diffDocuments';
+
+describe('diff documents', () => {
+  it('round-trip the hunk and side through the query', () => {
+    for (const side of ['base', 'proposed'] as const) {
+      const q = diffQuery({ hunkId: 'c721f7508f68', taskId: 'a task&=?' }, side);
+      assert.deepEqual(parseDiffQuery(q), { args: { hunkId: 'c721f7508f68', taskId: 'a task&=?' }, side });
+    }
+    assert.deepEqual(parseDiffQuery(diffQuery({ hunkId: 'abcd' }, 'base')), { args: { hunkId: 'abcd' }, side: 'base' });
+    assert.equal(parseDiffQuery('hunk=abcd&side=left'), undefined);
+    assert.equal(parseDiffQuery(''), undefined);
+  });
+});
