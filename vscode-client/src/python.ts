@@ -1,6 +1,9 @@
 // Which Python runs `python -m baton serve`: the `baton.python` setting, else the Python
-// extension's active interpreter for the workspace, else `python3` from PATH.
+// extension's active environment for the workspace (through its published API,
+// @vscode/python-extension), else `python3` from PATH. Without the Python extension
+// (code-server has none) the last two steps are the setting and python3.
 
+import { PythonExtension } from '@vscode/python-extension';
 import * as vscode from 'vscode';
 
 export interface Interpreter {
@@ -10,28 +13,11 @@ export interface Interpreter {
   source: 'setting' | 'python extension' | 'default';
 }
 
-interface PythonEnvironmentsApi {
-  getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } | undefined;
-  resolveEnvironment?(
-    env: { path: string } | string,
-  ): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
-  onDidChangeActiveEnvironmentPath?: vscode.Event<unknown>;
-}
-
-interface PythonExtensionApi {
-  environments?: PythonEnvironmentsApi;
-  settings?: {
-    getExecutionDetails?(resource?: vscode.Uri): { execCommand?: string[] } | undefined;
-  };
-}
-
-const PYTHON_EXTENSION = 'ms-python.python';
-
-async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
-  const ext = vscode.extensions.getExtension<PythonExtensionApi>(PYTHON_EXTENSION);
-  if (!ext) return undefined;
+/** The Python extension's API, or undefined when it is not installed, disabled or fails
+ * to activate. */
+async function pythonExtension(): Promise<PythonExtension | undefined> {
   try {
-    return ext.isActive ? ext.exports : await ext.activate();
+    return await PythonExtension.api();
   } catch {
     return undefined;
   }
@@ -50,17 +36,13 @@ export async function resolveInterpreter(): Promise<Interpreter> {
   const setting = vscode.workspace.getConfiguration('baton', folder).get<string>('python', '').trim();
   if (setting) return { command: expandVariables(setting, folder), source: 'setting' };
 
-  const api = await pythonExtensionApi();
-  const resource = folder?.uri;
+  const api = await pythonExtension();
   try {
-    const active = api?.environments?.getActiveEnvironmentPath(resource);
-    if (active?.path) {
-      const resolved = await api?.environments?.resolveEnvironment?.(active);
-      const executable = resolved?.executable?.uri?.fsPath ?? active.path;
-      return { command: executable, source: 'python extension' };
+    const active = api?.environments.getActiveEnvironmentPath(folder?.uri);
+    if (api && active?.path) {
+      const resolved = await api.environments.resolveEnvironment(active);
+      return { command: resolved?.executable.uri?.fsPath ?? active.path, source: 'python extension' };
     }
-    const legacy = api?.settings?.getExecutionDetails?.(resource)?.execCommand?.[0];
-    if (legacy) return { command: legacy, source: 'python extension' };
   } catch {
     // An old or broken Python extension: fall through to the default.
   }
@@ -71,6 +53,10 @@ export async function resolveInterpreter(): Promise<Interpreter> {
 export async function onDidChangeInterpreter(
   listener: () => void,
 ): Promise<vscode.Disposable | undefined> {
-  const api = await pythonExtensionApi();
-  return api?.environments?.onDidChangeActiveEnvironmentPath?.(listener);
+  const api = await pythonExtension();
+  try {
+    return api?.environments.onDidChangeActiveEnvironmentPath(listener);
+  } catch {
+    return undefined;
+  }
 }
