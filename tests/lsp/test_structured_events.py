@@ -133,6 +133,15 @@ async def test_state_changes_name_only_the_tasks_that_changed(seeded: Path) -> N
         assert agent["tasks"] == ["tidy"]
         assert agent["uris"] == [editor.uri("c.py")]
 
+        # A commit that moves no hunk (a step of the plan) still names its task, so the
+        # tree's plan does not go stale; no file is re-published.
+        seen = len(editor.notifications)
+        async with await Workspace.open(seeded) as ws:
+            info = await ws.store.task("other")
+            await Task(Worker(ws, "second", 60), "other", info.epoch).step("plan", "done")
+        [step] = await editor.until(lambda: changes(editor, seen))
+        assert (step["reason"], step["tasks"], step["uris"]) == ("agent", ["other"], [])
+
         # A decision in the editor names the task of the hunk decided.
         seen = len(editor.notifications)
         view = await editor.client.protocol.send_request_async(p.TASK, {"taskId": "other"})
@@ -148,6 +157,7 @@ async def test_state_changes_name_only_the_tasks_that_changed(seeded: Path) -> N
         await editor.command(p.REFRESH)
         [refreshed] = await editor.until(lambda: changes(editor, seen))
         assert refreshed["tasks"] == ["other", "tidy"]
+
     finally:
         await stop_editor(editor)
 

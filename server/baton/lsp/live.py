@@ -63,6 +63,29 @@ async def snapshot(ls: BatonServer) -> Snapshot:
     }
 
 
+TaskMarks = dict[str, tuple[str, object]]
+"""Per task (keyed by folder and id): what the Tasks view shows of it besides its hunks."""
+
+
+async def task_marks(ls: BatonServer) -> TaskMarks:
+    """The task-level part of the picture — status, holder, epoch, steps, remarks — so
+    that a commit that moves no hunk (a step done, a task finished) still names its task
+    in `baton/didChangeState`, and the tree's plan does not go stale."""
+    return {
+        f"{ws.root}:{state.task_id}": (
+            state.task_id,
+            (
+                state.status,
+                state.worker,
+                state.epoch,
+                tuple(state.steps.items()),
+                len(state.remarks),
+            ),
+        )
+        for ws, state in await ls.states()
+    }
+
+
 async def every_task(ls: BatonServer) -> list[str]:
     """A restore or a refresh names every task in `baton/didChangeState`: clients read
     everything again."""
@@ -159,6 +182,7 @@ async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:
 
 
 async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) -> None:
+    marks = await task_marks(ls)
     since_discovery = 0.0
     failing: dict[Path, str] = {}
     while True:
@@ -197,11 +221,15 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
             if v.status == "pending" and (k not in before or before[k].status != "pending")
         }
         before = after
+        now = await task_marks(ls)
+        moved_tasks = {tid for key, (tid, mark) in now.items() if marks.get(key) != (tid, mark)}
+        marks = now
         for ws, state in await ls.states():
             warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
-        if moved_hunks:
+        if moved_hunks or moved_tasks:
             uris = {v.uri for v in moved_hunks}
-            await views.changed(ls, uris, "agent", {v.task_id for v in moved_hunks})
+            tasks = {v.task_id for v in moved_hunks} | moved_tasks
+            await views.changed(ls, uris, "agent", tasks)
         if proposed:
             await announce(ls, proposed)
 
