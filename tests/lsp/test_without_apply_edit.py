@@ -10,10 +10,9 @@ didChange; the save settles it, once.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -27,6 +26,7 @@ from baton.models import Decision, HunkStatus, OpKind, TaskState
 from baton.review import decide
 from baton.workspace import Workspace
 
+from ..conftest import until
 from .conftest import CALC, start_editor, stop_editor
 from .wire import INITIALIZED, frame, initialize, raw_server, read_message
 
@@ -74,19 +74,6 @@ async def effect_ops(root: Path, hunk_id: str) -> list[OpKind]:
         if op.kind in (OpKind.EFFECT_INTENT, OpKind.EFFECT_DONE, OpKind.EFFECT_FAILED)
         and f"apply-{hunk_id}" in op.op_id
     ]
-
-
-T = TypeVar("T")
-
-
-async def eventually(check: Callable[[], Awaitable[T]], timeout: float = 10.0) -> T:
-    """Poll an async condition (the store, from another connection) until it holds."""
-    deadline = time.monotonic() + timeout
-    while not (result := await check()):
-        if time.monotonic() > deadline:
-            raise TimeoutError("the expected state never came")
-        await asyncio.sleep(0.02)
-    return result
 
 
 def data(d: types.Diagnostic) -> dict[str, Any]:
@@ -187,7 +174,7 @@ async def test_accept_writes_nothing_and_a_save_keeps_it_accepted(
     await put_in_buffer(vim, uri, held.range.start.line)
     await until_shown(vim, uri, hunk, "in_buffer")
     # The change that shows it in the buffer records the intent, before any save.
-    assert await eventually(lambda: effect_ops(seeded, hunk)) == [OpKind.EFFECT_INTENT]
+    assert await until(lambda: effect_ops(seeded, hunk), timeout=10) == [OpKind.EFFECT_INTENT]
     await saved(vim, uri)
     await until_shown(vim, uri, hunk, "applied")
     assert (seeded / "calc.py").read_text() == FIFTY
@@ -202,7 +189,7 @@ async def test_an_undo_after_put_then_saved_is_final(vim: Editor, seeded: Path) 
     await vim.command("baton.accept", {"hunkId": hunk})
     held = await until_shown(vim, uri, hunk, "accepted")
     await put_in_buffer(vim, uri, held.range.start.line)
-    assert await eventually(lambda: effect_ops(seeded, hunk)) == [OpKind.EFFECT_INTENT]
+    assert await until(lambda: effect_ops(seeded, hunk), timeout=10) == [OpKind.EFFECT_INTENT]
     vim.type(uri, CALC)  # undo
     await saved(vim, uri)
     conflict = await until_shown(vim, uri, hunk, "conflict")
@@ -256,11 +243,11 @@ async def test_a_save_the_server_missed_is_settled_at_start(vim: Editor, seeded:
     await vim.command("baton.accept", {"hunkId": hunk})
     held = await until_shown(vim, uri, hunk, "accepted")
     await put_in_buffer(vim, uri, held.range.start.line)
-    assert await eventually(lambda: effect_ops(seeded, hunk)) == [OpKind.EFFECT_INTENT]
+    assert await until(lambda: effect_ops(seeded, hunk), timeout=10) == [OpKind.EFFECT_INTENT]
     (seeded / "calc.py").write_text(vim.docs[uri].source)  # the write, without didSave
     again = await restart(vim, seeded, kill=True)
     try:
-        assert await eventually(lambda: effect_ops(seeded, hunk)) == [
+        assert await until(lambda: effect_ops(seeded, hunk), timeout=10) == [
             OpKind.EFFECT_INTENT,
             OpKind.EFFECT_DONE,
         ]
@@ -278,7 +265,7 @@ async def test_a_put_discarded_before_a_restart_is_put_again_and_applied_once(
     await vim.command("baton.accept", {"hunkId": hunk})
     held = await until_shown(vim, uri, hunk, "accepted")
     await put_in_buffer(vim, uri, held.range.start.line)
-    assert await eventually(lambda: effect_ops(seeded, hunk)) == [OpKind.EFFECT_INTENT]
+    assert await until(lambda: effect_ops(seeded, hunk), timeout=10) == [OpKind.EFFECT_INTENT]
     again = await restart(vim, seeded, kill=True)  # and the buffer is thrown away
     try:
         assert (seeded / "calc.py").read_text() == CALC  # the dangling intent is not redone

@@ -53,12 +53,15 @@ class Shown(NamedTuple):
 Snapshot = dict[str, Shown]
 
 
-async def snapshot(ls: BatonServer) -> Snapshot:
+States = list[tuple[Workspace, TaskState]]
+
+
+def snapshot(ls: BatonServer, states: States) -> Snapshot:
     return {
         f"{ws.root}:{h.id}": Shown(
             ls.uri_for(ws, h.path), h.status.value, h.conflict, h.edited, state.task_id
         )
-        for ws, state in await ls.states()
+        for ws, state in states
         for h in state.hunks.values()
     }
 
@@ -67,7 +70,7 @@ TaskMarks = dict[str, tuple[str, object]]
 """Per task (keyed by folder and id): what the Tasks view shows of it besides its hunks."""
 
 
-async def task_marks(ls: BatonServer) -> TaskMarks:
+def task_marks(states: States) -> TaskMarks:
     """The task-level part of the picture — status, holder, epoch, steps, remarks — so
     that a commit that moves no hunk (a step done, a task finished) still names its task
     in `baton/didChangeState`, and the tree's plan does not go stale."""
@@ -82,7 +85,7 @@ async def task_marks(ls: BatonServer) -> TaskMarks:
                 len(state.remarks),
             ),
         )
-        for ws, state in await ls.states()
+        for ws, state in states
     }
 
 
@@ -178,11 +181,11 @@ async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:
     """Read before publishing anything: a commit landing while we publish then shows up
     as a change on the next poll instead of slipping between the two."""
     versions = {root: await ws.store.data_version() for root, ws in ls.workspaces.items()}
-    return versions, await snapshot(ls)
+    return versions, snapshot(ls, await ls.states())
 
 
 async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) -> None:
-    marks = await task_marks(ls)
+    marks = task_marks(await ls.states())
     since_discovery = 0.0
     failing: dict[Path, str] = {}
     while True:
@@ -195,7 +198,7 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
                 for root in opened:
                     versions[root] = await ls.workspaces[root].store.data_version()
                 await restore(ls, opened)
-                before = await snapshot(ls)
+                before = snapshot(ls, await ls.states())
         for root, ws in list(ls.workspaces.items()):
             try:
                 version = await ws.store.data_version()
@@ -212,7 +215,8 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
         if not moved:
             continue
         log.debug("another process committed; looking for changed hunks")
-        after = await snapshot(ls)
+        states = await ls.states()  # one look at every task serves all that follows
+        after = snapshot(ls, states)
         moved_hunks = [v for k, v in after.items() if before.get(k) != v]
         moved_hunks += [v for k, v in before.items() if k not in after]
         proposed = {
@@ -221,10 +225,10 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
             if v.status == "pending" and (k not in before or before[k].status != "pending")
         }
         before = after
-        now = await task_marks(ls)
+        now = task_marks(states)
         moved_tasks = {tid for key, (tid, mark) in now.items() if marks.get(key) != (tid, mark)}
         marks = now
-        for ws, state in await ls.states():
+        for ws, state in states:
             warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
         if moved_hunks or moved_tasks:
             uris = {v.uri for v in moved_hunks}
