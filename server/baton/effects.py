@@ -184,6 +184,7 @@ async def apply_accepted(
     taken over records nothing and writes nothing (StaleEpoch). The developer's own
     `baton apply` and the editor pass None: they never hold the task's lease."""
     results = await recover_effects(ws, task_id, epoch=epoch)
+    results += await heal_conflicts(ws, task_id, epoch=epoch)
     state = await ws.state(task_id)
     todo = [
         h
@@ -193,6 +194,34 @@ async def apply_accepted(
     for hunk in in_review_order(todo):
         results.append(await apply_hunk(ws, task_id, hunk.id, epoch=epoch))
     return results
+
+
+async def heal_conflicts(
+    ws: Workspace, task_id: str, path: str | None = None, *, epoch: int | None = None
+) -> list[EffectResult]:
+    """An accepted hunk whose apply ended in a conflict, but whose lines are in its file
+    now, is applied: recorded under its next effect id as `already`, nothing written.
+
+    A conflict is judged from one look at the file, and that look can catch an editor's
+    save half-written (a save in place truncates first): the editor's save then lands the
+    hunk, and the record must follow the file. Conflicts whose file does not hold the
+    hunk stay conflicts."""
+    state = await ws.state(task_id)
+    healed: list[EffectResult] = []
+    for hunk in state.hunks_with(HunkStatus.ACCEPTED):
+        if hunk.conflict is None or (path is not None and hunk.path != path):
+            continue
+        if not await _in_final_state(ws, state, hunk, hunk.path):
+            continue
+        try:
+            _, data = await asyncio.to_thread(read_current, ws.root, hunk.path)
+        except (paths.PathRefused, OSError):
+            continue
+        record = _Recorder(ws, task_id, effect_id_for(state, hunk), hunk, epoch)
+        await record.intent(content_hash(data), content_hash(data), None)
+        healed.append(await record.done("already"))
+        state = await ws.state(task_id)
+    return healed
 
 
 @dataclass(frozen=True, slots=True)

@@ -242,3 +242,34 @@ async def test_a_save_racing_the_write_with_the_same_hunk_counts_as_applied(
     assert result.outcome == "already"
     assert (project / "f.py").read_text() == saved
     assert (await task.state()).hunks[hid].status == HunkStatus.APPLIED
+
+
+async def test_a_conflict_whose_hunk_is_in_the_file_is_healed(
+    worker: Worker, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look that judged a conflict caught the file half-saved by an editor that was
+    putting the very hunk in (a save in place truncates first): once the file holds the
+    hunk, the next apply records it applied, once, and writes nothing."""
+    import baton.effects as effects
+
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    target = edit(BASE, 10, "ten\n")
+    (hid,) = (await task.propose("f.py", target)).hunk_ids
+
+    def half_saved(staged: object) -> str:
+        (project / "f.py").write_text("")  # the editor's save, truncated so far
+        raise effects.Conflict("changed since the change was planned")
+
+    await accept_all(task)
+    with monkeypatch.context() as m:
+        m.setattr(effects.writes, "commit", half_saved)
+        (result,) = await task.apply()
+    assert result.outcome == "conflict"
+    (project / "f.py").write_text(target)  # the editor's save, finished
+    (healed,) = await task.apply()
+    assert (healed.outcome, healed.hunk_ids) == ("already", (hid,))
+    state = await task.state()
+    assert state.hunks[hid].status == HunkStatus.APPLIED and state.hunks[hid].conflict is None
+    assert await task.apply() == []
+    assert (project / "f.py").read_text() == target

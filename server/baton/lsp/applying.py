@@ -28,6 +28,7 @@ from ..effects import (
     EffectResult,
     apply_hunk,
     content_hash,
+    heal_conflicts,
     plan_apply,
     read_current,
     record_intent,
@@ -224,6 +225,7 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
                     settled = True
                 elif await settle_if_written(ref.ws, task_id, effect):
                     settled = True
+            settled = bool(await heal_conflicts(ref.ws, task_id, ref.path)) or settled
     if settled or uri in ls.views:
         await views.changed(ls, [uri], "review")
 
