@@ -24,8 +24,10 @@ POINTS = (
     "effect.before_commit",
     "effect.swap",
     "effect.after_write",
+    "store.create",
 )
-"""`effect.before_write`: the new content is staged in a temp file; `before_commit`: the
+"""`store.create`: a new database is whole under its temporary name, linking it into place
+is next; `effect.before_write`: the new content is staged in a temp file; `before_commit`: the
 claim was checked; `swap`: the file was found in its pre-state, the swap is next;
 `after_write`: the file holds the new content."""
 

@@ -38,6 +38,7 @@ import aiosqlite
 from pydantic import ValidationError
 
 from .. import keys
+from ..faults import crash_point
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
 from ..models import (
@@ -199,11 +200,63 @@ def prepare_directory(db_path: Path) -> None:
         ignore.write_text("*\n")
 
 
-def _create_file(db_path: Path) -> None:
-    """An empty database file, mode 0600 from the start (SQLite would use the umask)."""
-    if not db_path.exists():
-        with contextlib.suppress(FileExistsError):  # another process was quicker
-            os.close(os.open(db_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+def _private_file(path: Path) -> None:
+    """An empty file, mode 0600 from the start (SQLite would use the umask)."""
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+def _create_database(db_path: Path) -> None:
+    """Put a whole, migrated database at `db_path` in one step, unless one is there.
+
+    Built under a temporary name and linked into place, so the path never names a file
+    that is empty only because its creator has not written yet: another process opening
+    it sees no file or a database, and an empty file there really is a truncated one.
+    os.link fails if a quicker process already put its own; ours is then dropped.
+    """
+    if db_path.exists():
+        return
+    _sweep_unfinished(db_path)
+    temp = db_path.with_name(f"{db_path.name}.new-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        _private_file(temp)
+        db = sqlite3.connect(temp, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            _migrate(db, temp)
+        finally:
+            db.close()  # the last connection's close checkpoints the WAL into the file
+        fd = os.open(temp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        crash_point("store.create")
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, db_path)
+    finally:
+        for leftover in (temp, *(temp.with_name(temp.name + s) for s in ("-wal", "-shm"))):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+
+
+def _sweep_unfinished(db_path: Path) -> None:
+    """Remove the temporary databases of creators that died before linking theirs in
+    (named `<db>.new-<pid>-<random>`; they hold no op, only the empty schema)."""
+    for temp in db_path.parent.glob(f"{db_path.name}.new-*"):
+        pid = temp.name.removeprefix(f"{db_path.name}.new-").split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 Identity = tuple[int, int] | None
@@ -456,7 +509,7 @@ class SqliteStore:
         try:
             if create:
                 prepare_directory(path)
-                _create_file(path)
+                _create_database(path)
         except OSError as e:
             raise StoreUnavailable(f"cannot create {path}: {e.strerror}") from e
         if not path.exists():
@@ -504,7 +557,8 @@ class SqliteStore:
             try:
                 prepare_directory(self.path)
                 rescue = self.path.with_name(f"{self.path.name}.rescued-{os.getpid()}")
-                _create_file(rescue)
+                with contextlib.suppress(FileExistsError):  # left by an earlier move
+                    _private_file(rescue)
                 last_op = await ghost._execute(_copy_to, ghost._conn, rescue)  # type: ignore[no-untyped-call]
                 try:
                     os.link(rescue, self.path)
