@@ -4,9 +4,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-# Each tool the tests drive has its own file of targets here (mk/claude.mk, mk/dist.mk …);
-# one may add itself to `test` with a rule of prerequisites only (`test: claude-code`).
-include $(wildcard mk/*.mk)
 
 .PHONY: demo test test-unit test-fast lint bench clean editors vscode torture vscode-e2e test-vscode vscode-screenshots
 
@@ -96,3 +93,7 @@ bench: $(VENV)/.bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# Each tool the tests drive has its own file of targets here (mk/claude.mk, mk/dist.mk …);
+# one may add itself to `test` with a rule of prerequisites only (`test: claude-code`).
+include $(wildcard mk/*.mk)
