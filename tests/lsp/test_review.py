@@ -80,6 +80,23 @@ async def test_code_actions_and_lenses_on_a_hunk(editor: Editor) -> None:
     assert "-    return 5\n+    return 50\n" in hover.contents.value
 
 
+async def test_hover_numbers_the_lines_where_the_hunk_sits_now(editor: Editor) -> None:
+    """The hover's diff header gives the file's current lines, not the proposal's: two
+    lines typed above the hunks move them, and the header moves with them."""
+    uri = editor.open("calc.py")
+    await editor.until(lambda: len(editor.diagnostics(uri)) == 3)
+    editor.type(uri, "# one\n# two\n" + CALC)
+    await editor.until(lambda: [d.range.start.line for d in editor.diagnostics(uri)] == [7, 19, 31])
+    hover = await editor.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(19, 4))
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    # Line 20 (1-based) is `return 5`, with three lines of context above: the excerpt
+    # starts at line 17. The proposal's base lines would say 15.
+    assert "@@ -17,7 +17,7 @@\n" in hover.contents.value
+    assert "-    return 5\n+    return 50\n" in hover.contents.value
+
+
 async def test_accept_in_an_open_buffer_moves_the_other_hunks(editor: Editor, seeded: Path) -> None:
     uri = editor.open("calc.py")
     diags = await editor.until(

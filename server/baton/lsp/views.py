@@ -220,10 +220,12 @@ def diagnostics_for(ls: BatonServer, placed: FileView) -> list[types.Diagnostic]
 
 
 def hover_text(x: Placed) -> str:
-    """A placed hunk as Markdown: its state and the proposed change as a diff."""
+    """A placed hunk as Markdown: its state and the proposed change as a diff whose header
+    numbers the file's lines as they are now, where the hunk sits (`x.line`; for a stale
+    hunk, where it was expected), not the proposal's base lines."""
     diff = render_hunk(
         x.hunk.path,
-        x.hunk.base_line,
+        x.line,
         tuple(x.body.old),
         x.new,
         tuple(x.body.before),
