@@ -9,6 +9,7 @@ the decision already made on it stands: the developer is never asked twice.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import keys
@@ -54,37 +55,15 @@ def build_change(
     """The op for replacing `base` (None: absent) by `new` (None: delete) at `path`."""
     if base is None and new is None:
         raise ChangeRefused(f"{path}: nothing to delete, the file does not exist")
-    kind = (
-        ChangeKind.CREATE
-        if base is None
-        else ChangeKind.DELETE
-        if new is None
-        else ChangeKind.MODIFY
-    )
+    kind = change_kind(base, new)
     base_text = decode_text(base, f"current {path}") if base is not None else ""
     new_text = decode_text(new, f"proposed {path}") if new is not None else ""
     specs = diff_hunks(base_text, new_text)
     if not specs and kind is not ChangeKind.CREATE:
         raise ChangeRefused(f"{path}: the proposal is identical to the current file")
-    if len(specs) > MAX_HUNKS_PER_CHANGE:
-        raise ChangeRefused(f"{path}: {len(specs)} hunks; the limit is {MAX_HUNKS_PER_CHANGE}")
-    blobs: dict[str, bytes] = {}
-    refs: list[HunkRef] = []
-    seen: Counter[str] = Counter()
-    for spec in specs:
-        body = _body(spec)
-        blobs[body_hash := digest(body)] = body
-        seen[body_hash] += 1
-        refs.append(
-            HunkRef(
-                id=keys.hunk_id(task_id, path, body_hash, seen[body_hash]),
-                base_line=spec.base_line,
-                old_count=len(spec.old_lines),
-                new_count=len(spec.new_lines),
-                summary=summarize(spec),
-                body=body_hash,
-            )
-        )
+    refs, blobs = hunk_refs(
+        path, specs, lambda body_hash, nth: keys.hunk_id(task_id, path, body_hash, nth)
+    )
     new_hash = None
     if new is not None:
         new_hash = digest(new)
@@ -100,6 +79,39 @@ def build_change(
         summary=summary,
     )
     return BuiltChange(payload, blobs)
+
+
+def change_kind(base: bytes | None, new: bytes | None) -> ChangeKind:
+    if base is None:
+        return ChangeKind.CREATE
+    return ChangeKind.DELETE if new is None else ChangeKind.MODIFY
+
+
+def hunk_refs(
+    path: str, specs: list[HunkSpec], make_id: Callable[[str, int], str]
+) -> tuple[list[HunkRef], dict[str, bytes]]:
+    """The hunks of one change and their body blobs; `make_id(body_hash, nth)` names each
+    (`nth` tells identical hunks of one change apart)."""
+    if len(specs) > MAX_HUNKS_PER_CHANGE:
+        raise ChangeRefused(f"{path}: {len(specs)} hunks; the limit is {MAX_HUNKS_PER_CHANGE}")
+    blobs: dict[str, bytes] = {}
+    refs: list[HunkRef] = []
+    seen: Counter[str] = Counter()
+    for spec in specs:
+        body = _body(spec)
+        blobs[body_hash := digest(body)] = body
+        seen[body_hash] += 1
+        refs.append(
+            HunkRef(
+                id=make_id(body_hash, seen[body_hash]),
+                base_line=spec.base_line,
+                old_count=len(spec.old_lines),
+                new_count=len(spec.new_lines),
+                summary=summarize(spec),
+                body=body_hash,
+            )
+        )
+    return refs, blobs
 
 
 def _body(spec: HunkSpec) -> bytes:

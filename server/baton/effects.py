@@ -155,7 +155,7 @@ def applied_shifts(hunks: Iterable[HunkState]) -> Shifts:
     is one file's, so the hunks of that file are all it takes."""
     shifts: Shifts = {}
     for h in hunks:
-        if h.status == HunkStatus.APPLIED:
+        if h.in_file:
             shifts.setdefault(h.change_id, []).append((h.base_line, h.new_count - h.old_count))
     return shifts
 
@@ -168,7 +168,32 @@ def expected_line(state: TaskState, hunk: HunkState, shifts: Shifts | None = Non
     return max(hunk.base_line + shift, 0)
 
 
+def undoing(hunk: HunkState) -> bool:
+    """The hunk's due write puts its old lines back (an undo of a landed hunk)."""
+    return hunk.landed and hunk.status == HunkStatus.REJECTED
+
+
+async def write_lines(ws: Workspace, hunk: HunkState, body: HunkBody) -> tuple[Lines, Lines]:
+    """The lines the hunk's due write replaces, and by what: a proposal's old lines by its
+    (or the developer's edited) new ones; for an undo, the other way round."""
+    if undoing(hunk):
+        return tuple(body.new), tuple(body.old)
+    return tuple(body.old), await new_lines_of(ws, hunk, body)
+
+
+def leaves_no_file(state: TaskState, hunk: HunkState) -> bool:
+    """Whether the file, once the hunk's due write took its lines, is to be gone: a
+    deletion applied (or redone), or the undo of the agent's creating it."""
+    change = state.changes.get(hunk.change_id)
+    if change is None:
+        return False
+    return change.kind == (ChangeKind.CREATE if undoing(hunk) else ChangeKind.DELETE)
+
+
 def effect_id_for(state: TaskState, hunk: HunkState) -> str:
+    if hunk.landed:
+        earlier = sum(1 for e in state.effects.values() if hunk.id in e.hunk_ids)
+        return keys.revert_effect(hunk.id, "undo" if undoing(hunk) else "redo", earlier)
     failed = sum(
         1 for e in state.effects.values() if hunk.id in e.hunk_ids and e.status == "failed"
     )
@@ -186,11 +211,7 @@ async def apply_accepted(
     results = await recover_effects(ws, task_id, epoch=epoch)
     results += await heal_conflicts(ws, task_id, epoch=epoch)
     state = await ws.state(task_id)
-    todo = [
-        h
-        for h in state.hunks_with(HunkStatus.ACCEPTED)
-        if h.conflict is None and (hunk_ids is None or h.id in hunk_ids)
-    ]
+    todo = [h for h in state.to_write() if hunk_ids is None or h.id in hunk_ids]
     for hunk in in_review_order(todo):
         results.append(await apply_hunk(ws, task_id, hunk.id, epoch=epoch))
     return results
@@ -208,7 +229,7 @@ async def heal_conflicts(
     hunk stay conflicts."""
     state = await ws.state(task_id)
     healed: list[EffectResult] = []
-    for hunk in state.hunks_with(HunkStatus.ACCEPTED):
+    for hunk in [h for h in state.hunks.values() if h.wants_write]:
         if hunk.conflict is None or (path is not None and hunk.path != path):
             continue
         if not await _in_final_state(ws, state, hunk, hunk.path):
@@ -253,10 +274,10 @@ async def plan_apply(
     (already applied, code moved under it, an intent already dangling)."""
     state = await ws.state(task_id)
     hunk = state.hunks[hunk_id]
-    if hunk.status == HunkStatus.APPLIED:
-        return EffectResult(hunk.effect_id or "", hunk.path, (hunk.id,), "already")
-    if hunk.status != HunkStatus.ACCEPTED:
-        raise ValueError(f"hunk {hunk_id} is {hunk.status}, not accepted")
+    if not hunk.wants_write:
+        if hunk.status in (HunkStatus.APPLIED, HunkStatus.UNDONE):
+            return EffectResult(hunk.effect_id or "", hunk.path, (hunk.id,), "already")
+        raise ValueError(f"hunk {hunk_id} is {hunk.status}: nothing to write")
     if hunk.effect_id and state.effects[hunk.effect_id].status == "intent":
         return await settle(ws, task_id, state.effects[hunk.effect_id], epoch=epoch)
     effect_id = effect_id_for(state, hunk)
@@ -271,11 +292,11 @@ async def plan_apply(
         return await record.failed(_refused(hunk.path, e))
     pre_hash = content_hash(before)
     body = await hunk_body(ws, hunk)
-    new = await new_lines_of(ws, hunk, body)
-    old, context = tuple(body.old), (tuple(body.before), tuple(body.after))
+    old, new = await write_lines(ws, hunk, body)
+    context = (tuple(body.before), tuple(body.after))
     lines = split_lines(text)
     change = state.changes.get(hunk.change_id)
-    if change is not None and change.kind == ChangeKind.CREATE and text:
+    if not hunk.landed and change is not None and change.kind == ChangeKind.CREATE and text:
         # A new file's hunk has no context to place it: in a file someone else created
         # meanwhile it would land at the top of their text. Theirs stays.
         if text.rstrip("\r\n") == join_lines(new).rstrip("\r\n"):
@@ -290,11 +311,10 @@ async def plan_apply(
         if locate_tolerant(lines, new, *context, expected) is not None:
             await record.intent(pre_hash, pre_hash, None)
             return await record.done("already")
-        reason = f"the code under hunk {hunk.id} in {hunk.path} changed; re-propose it"
         await record.intent(pre_hash, None, None)
-        return await record.failed(reason)
+        return await record.failed(_moved(hunk))
     after_lines = apply_located(lines, found, old, new)
-    deletes = change is not None and change.kind == ChangeKind.DELETE and not after_lines
+    deletes = not after_lines and leaves_no_file(state, hunk)
     try:
         post = None if deletes else join_lines(after_lines).encode("utf-8")
     except UnicodeEncodeError as e:  # an edited version recorded before it was checked
@@ -348,6 +368,17 @@ async def apply_hunk(
     except paths.PathRefused as e:  # a symlink swapped in between the look and the write
         return await record.failed(_refused(plan.hunk.path, e))
     return await record.done(outcome)
+
+
+def _moved(hunk: HunkState) -> str:
+    if undoing(hunk):
+        return (
+            f"the lines of hunk {hunk.id} in {hunk.path} changed since the agent wrote them; "
+            "not undone, so nothing of the newer edit is lost"
+        )
+    if hunk.landed:
+        return f"the lines hunk {hunk.id} goes back into in {hunk.path} changed; not redone"
+    return f"the code under hunk {hunk.id} in {hunk.path} changed; re-propose it"
 
 
 def _refused(path: str, e: Exception) -> str:
@@ -427,16 +458,15 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path
     except paths.PathRefused:
         return False
     body = await hunk_body(ws, hunk)
-    new = await new_lines_of(ws, hunk, body)
-    change = state.changes.get(hunk.change_id)
-    if change is not None and change.kind == ChangeKind.DELETE and not new and not body.after:
-        return data is None  # deleting the rest of a file: done only when it is gone
+    old, new = await write_lines(ws, hunk, body)
+    if not new and not body.after and leaves_no_file(state, hunk):
+        return data is None  # taking the rest of a file out: done only when it is gone
     if data is None:
         return False
     lines = split_lines(data.decode("utf-8", errors="replace"))
     context = (tuple(body.before), tuple(body.after))
     expected = expected_line(state, hunk)
-    if body.old != list(new) and locate_tolerant(lines, tuple(body.old), *context, expected):
+    if old != new and locate_tolerant(lines, old, *context, expected):
         return False
     return locate_tolerant(lines, new, *context, expected) is not None
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .models import Change as ChangeState
+from .transitions import after_write, next_status
 from .models import (
+    ChangeLanded,
+    ChangeLanding,
     ChangeProposed,
     ContextListed,
     ContextRead,
@@ -25,6 +28,7 @@ from .models import (
     HunkReviewed,
     HunkState,
     HunkStatus,
+    LandingState,
     Listing,
     Op,
     OpKind,
@@ -102,6 +106,19 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             state.remarks.append(
                 Remark(kind=kind, text=p.text, hunk_id=p.hunk_id, author=p.author, lsn=op.lsn)
             )
+        case ChangeLanding() if p.landing_id not in state.landings:
+            state.landings[p.landing_id] = LandingState(
+                id=p.landing_id,
+                path=p.path,
+                tool=p.tool,
+                pre_hash=p.pre_hash,
+                pre_blob=p.pre_blob,
+                expected_hash=p.expected_hash,
+                expects_deletion=p.expects_deletion,
+                lsn=op.lsn,
+            )
+        case ChangeLanded():
+            _land(state, op, p)
         case ChangeProposed():
             _propose(state, op, p)
         case HunkReviewed():
@@ -128,7 +145,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 for hid in effect.hunk_ids if effect.kind == "apply" else ():
                     hunk = state.hunks.get(hid)
                     if hunk is not None:
-                        hunk.status, hunk.conflict = HunkStatus.APPLIED, None
+                        hunk.status, hunk.conflict = after_write(hunk), None
                         hunk.effect_id = effect.id
         case EffectFailed():
             effect = state.effects.get(p.effect_id)
@@ -150,12 +167,23 @@ def apply_in_place(state: TaskState, op: Op) -> None:
     state.ops += 1
 
 
-def _propose(state: TaskState, op: Op, p: ChangeProposed) -> None:
+def _land(state: TaskState, op: Op, p: ChangeLanded) -> None:
+    landing = state.landings.get(p.landing_id)
+    if landing is not None and landing.status != "intent":
+        return  # settled once: by the agent's own hook or by recovery, whichever first
+    if landing is not None:
+        landing.status, landing.change_id = p.outcome, p.change_id
+    if p.outcome != "unchanged":
+        _propose(state, op, p, landed=True)
+
+
+def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = False) -> None:
     new_ids = {h.id for h in p.hunks}
-    # A newer proposal for the same file replaces the pending hunks it no longer contains.
+    # A newer change for the same file replaces the hunks awaiting review it no longer
+    # contains: proposals replace proposals, a landing the landed hunks it merged.
     for hid in state.hunk_ids_of(p.path):
         hunk = state.hunks[hid]
-        if hunk.status == HunkStatus.PENDING and hunk.id not in new_ids:
+        if hunk.status == HunkStatus.PENDING and hunk.landed == landed and hid not in new_ids:
             hunk.status = HunkStatus.SUPERSEDED
     for ref in p.hunks:
         existing = state.hunks.get(ref.id)
@@ -172,6 +200,7 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed) -> None:
                 summary=ref.summary,
                 body=ref.body,
                 proposed_lsn=op.lsn,
+                landed=landed,
             )
         )
     state.changes[p.change_id] = ChangeState(
@@ -183,22 +212,34 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed) -> None:
         hunk_ids=[h.id for h in p.hunks],
         summary=p.summary,
         lsn=op.lsn,
+        landed=landed,
     )
 
 
 def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
     hunk = state.hunks.get(p.hunk_id)
-    if hunk is None or hunk.status not in (HunkStatus.PENDING, HunkStatus.SUPERSEDED):
-        return  # first decision wins; the store refuses conflicting ones up front
-    hunk.status = HunkStatus(p.decision.value)
+    if hunk is None:
+        return
+    status = next_status(hunk, p.decision, writing(state, hunk))
+    if status is None:
+        return  # the store's keys refuse a conflicting decision up front; a crafted log
+    hunk.status, hunk.conflict = status, None
     hunk.comment, hunk.edited, hunk.reviewer = p.comment, p.edited, p.reviewer
     hunk.decided_lsn = op.lsn
+    hunk.decisions += 1
+    hunk.effect_id = None  # a new decision's write is a new effect
     if p.comment:
         state.remarks.append(
             Remark(
                 kind="feedback", text=p.comment, hunk_id=p.hunk_id, author=p.reviewer, lsn=op.lsn
             )
         )
+
+
+def writing(state: TaskState, hunk: HunkState) -> bool:
+    """A write for the hunk is under way: an intent nobody has settled yet."""
+    effect = state.effects.get(hunk.effect_id) if hunk.effect_id else None
+    return effect is not None and effect.status == "intent"
 
 
 def rebuild(task_id: str, ops: Iterable[Op]) -> TaskState:

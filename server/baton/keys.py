@@ -43,9 +43,20 @@ def recorded(task_id: str, kind: OpKind, inputs: object) -> str:
     return f"{task_id}:{kind.value}:{derive(inputs)}"
 
 
-def review(task_id: str, hunk_id: str) -> str:
-    """One decision per hunk: a second, contradicting one collides with the first."""
-    return f"{task_id}:review:{hunk_id}"
+def review(task_id: str, hunk_id: str, nth: int = 0) -> str:
+    """The hunk's `nth` decision (0: its first, the only one before decisions could be
+    revised): two reviewers deciding at once derive the same key, and the second
+    collides with the first instead of both being recorded."""
+    return f"{task_id}:review:{hunk_id}" + (f":{nth}" if nth else "")
+
+
+def landing(task_id: str, landing_id: str) -> str:
+    return f"{task_id}:landing:{landing_id}"
+
+
+def landed(task_id: str, landing_id: str) -> str:
+    """Whoever settles a landing first (the agent's own hook, or recovery) is the record."""
+    return f"{task_id}:landed:{landing_id}"
 
 
 def intent(task_id: str, effect_id: str) -> str:
@@ -68,6 +79,29 @@ def hunk_id(task_id: str, path: str, body_hash: str, nth: int) -> str:
 
 def change_id(task_id: str, path: str, base_hash: str | None, new_hash: str | None) -> str:
     return derive(task_id, path, base_hash, new_hash)[:16]
+
+
+def landed_hunk_id(task_id: str, path: str, body_hash: str, nth: int, generation: int) -> str:
+    """A hunk the agent's tool wrote: apart from proposals' ids (the same text proposed
+    and then written by the agent is two hunks), and a `generation` past 0 when the same
+    text lands again after it was decided (kept or undone), so it is reviewed anew."""
+    return derive("landed", task_id, path, body_hash, nth, generation)[:12]
+
+
+def landed_change_id(task_id: str, landing_id: str) -> str:
+    return derive("landed", task_id, landing_id)[:16]
+
+
+def landing_id(session: str, tool_use_id: str) -> str:
+    """One tool call of an agent product's session: its Pre and Post hooks, and a hook
+    run again for the same call, derive the same id."""
+    return derive(session, tool_use_id)[:16]
+
+
+def revert_effect(hunk_id: str, verb: str, nth: int) -> str:
+    """Undoing (or redoing) a landed hunk, its `nth` write: each undo and redo is a new
+    effect, recorded once by whoever carries it out."""
+    return f"{verb}-{hunk_id}-{nth}"
 
 
 def apply_effect(hunk_id: str, failed_before: int) -> str:

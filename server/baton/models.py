@@ -39,6 +39,8 @@ class OpKind(StrEnum):
     CONTEXT_DECISION = "context.decision"
     CONTEXT_NOTE = "context.note"
     CHANGE_PROPOSED = "change.proposed"
+    CHANGE_LANDING = "change.landing"
+    CHANGE_LANDED = "change.landed"
     HUNK_REVIEWED = "hunk.reviewed"
     EFFECT_INTENT = "effect.intent"
     EFFECT_DONE = "effect.done"
@@ -49,9 +51,17 @@ class OpKind(StrEnum):
 
 
 # Ops written by a reviewer (editor, CLI) or by whoever settles an effect are not fenced
-# by the worker's epoch: the developer never holds the task's lease.
+# by the worker's epoch: the developer never holds the task's lease. A landing records a
+# write that happened on disk, whoever made it: refusing a zombie's would hide its change.
 UNFENCED_KINDS = frozenset(
-    {OpKind.HUNK_REVIEWED, OpKind.EFFECT_INTENT, OpKind.EFFECT_DONE, OpKind.EFFECT_FAILED}
+    {
+        OpKind.HUNK_REVIEWED,
+        OpKind.EFFECT_INTENT,
+        OpKind.EFFECT_DONE,
+        OpKind.EFFECT_FAILED,
+        OpKind.CHANGE_LANDING,
+        OpKind.CHANGE_LANDED,
+    }
 )
 
 
@@ -69,6 +79,8 @@ class HunkStatus(StrEnum):
     APPLIED = "applied"
     SUPERSEDED = "superseded"
     """A newer proposal for the same file no longer contains this hunk."""
+    UNDONE = "undone"
+    """A landed hunk the developer undid: its old lines are back in the file."""
 
 
 class ChangeKind(StrEnum):
@@ -78,8 +90,13 @@ class ChangeKind(StrEnum):
 
 
 class Decision(StrEnum):
+    """What the developer says of a hunk. For a landed hunk (already in the file)
+    `accepted` is Keep and `rejected` is Undo; `reopened` takes a decision back while
+    nothing was written for it (an honest un-accept)."""
+
     ACCEPTED = "accepted"
     REJECTED = "rejected"
+    REOPENED = "reopened"
 
 
 # --- payloads, one per kind ------------------------------------------------------------
@@ -147,6 +164,36 @@ class ChangeProposed(Model):
     summary: Text = ""
 
 
+class ChangeLanding(Model):
+    """Written before an agent's own tool writes a file: what the file is now and, when
+    the tool's input says, what it will be. Recovery decides by the file's hash: still
+    `pre_hash`, nothing landed; `expected_hash`, it landed; else a change of unknown
+    origin, shown to the developer all the same."""
+
+    landing_id: str
+    path: str
+    tool: Name
+    pre_hash: Hash | None
+    """None: the file did not exist."""
+    pre_blob: Hash | None
+    """Blob of the file before, so the hunks can be computed by whoever settles it."""
+    expected_hash: Hash | None = None
+    expects_deletion: bool = False
+
+
+LandedOutcome = Literal["landed", "unchanged", "unknown"]
+
+
+class ChangeLanded(ChangeProposed):
+    """The write an agent's tool made, as hunks against the file's last reviewed state
+    (see landing.py). `unchanged`: the tool wrote nothing (no hunks); `unknown`: the file
+    is neither what the tool was expected to make nor what it was, so someone else may
+    have edited it too: the hunks are shown, marked so."""
+
+    landing_id: str
+    outcome: LandedOutcome = "landed"
+
+
 class HunkReviewed(Model):
     hunk_id: str
     decision: Decision
@@ -212,7 +259,9 @@ Payload = (
     | ContextRead
     | ContextListed
     | ContextText
+    | ChangeLanded
     | ChangeProposed
+    | ChangeLanding
     | HunkReviewed
     | EffectIntent
     | EffectDone
@@ -232,6 +281,8 @@ PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
     OpKind.CONTEXT_DECISION: ContextText,
     OpKind.CONTEXT_NOTE: ContextText,
     OpKind.CHANGE_PROPOSED: ChangeProposed,
+    OpKind.CHANGE_LANDING: ChangeLanding,
+    OpKind.CHANGE_LANDED: ChangeLanded,
     OpKind.HUNK_REVIEWED: HunkReviewed,
     OpKind.EFFECT_INTENT: EffectIntent,
     OpKind.EFFECT_DONE: EffectDone,
@@ -298,6 +349,7 @@ class Change(Model):
     hunk_ids: list[str]
     summary: str = ""
     lsn: int
+    landed: bool = False
 
 
 class HunkState(Model):
@@ -318,6 +370,26 @@ class HunkState(Model):
     effect_id: str | None = None
     conflict: str | None = None
     """Why applying it failed, when it did: shown to the developer, never overwritten."""
+    landed: bool = False
+    """The agent's tool already wrote it: the file has its new lines, review keeps them
+    or undoes them (old lines back). Otherwise a proposal: the file has its old lines."""
+    decisions: int = 0
+    """Decisions folded so far: the next one's idempotency key (keys.review)."""
+
+    @property
+    def wants_write(self) -> bool:
+        """Decided, and the file does not follow yet: an accepted proposal to apply, an
+        undo to write, or the redo of an undone landed hunk."""
+        return self.status == HunkStatus.ACCEPTED or (
+            self.landed and self.status == HunkStatus.REJECTED
+        )
+
+    @property
+    def in_file(self) -> bool:
+        """Whether the file (as recorded) holds the hunk's new lines."""
+        if self.landed:
+            return self.status in (HunkStatus.PENDING, HunkStatus.APPLIED, HunkStatus.REJECTED)
+        return self.status == HunkStatus.APPLIED
 
 
 def in_review_order(hunks: Iterable[HunkState]) -> list[HunkState]:
@@ -335,6 +407,19 @@ class EffectState(Model):
     post_blob: Hash | None
     status: Literal["intent", "done", "failed"] = "intent"
     outcome: str = ""
+    lsn: int
+
+
+class LandingState(Model):
+    id: str
+    path: str
+    tool: str
+    pre_hash: Hash | None
+    pre_blob: Hash | None
+    expected_hash: Hash | None
+    expects_deletion: bool = False
+    status: Literal["intent", "landed", "unchanged", "unknown"] = "intent"
+    change_id: str | None = None
     lsn: int
 
 
@@ -373,6 +458,7 @@ class TaskState(Model):
     changes: dict[str, Change] = Field(default_factory=dict)
     hunks: dict[str, HunkState] = Field(default_factory=dict)
     effects: dict[str, EffectState] = Field(default_factory=dict)
+    landings: dict[str, LandingState] = Field(default_factory=dict)
     unreadable: list[UnreadableOp] = Field(default_factory=list)
     """Ops passed over: the state may lack what they said. Never checkpointed, so that
     a Baton that can read them rebuilds the state with them."""
@@ -413,6 +499,14 @@ class TaskState(Model):
         for hunk in self.hunks.values():
             counts[hunk.status] += 1
         return counts
+
+    def to_write(self) -> list[HunkState]:
+        """Hunks whose decision asks for a write that did not fail (see `wants_write`)."""
+        return [h for h in self.hunks.values() if h.wants_write and h.conflict is None]
+
+    def dangling_landings(self) -> list[LandingState]:
+        """Agent writes announced and never settled: the agent or its hook died."""
+        return [x for x in self.landings.values() if x.status == "intent"]
 
     def dangling_effects(self) -> list[EffectState]:
         """File writes planned and never settled (notifications are not retried)."""

@@ -12,8 +12,10 @@ import json
 from . import keys
 from .changes import MAX_FILE_BYTES
 from .hashing import digest
+from .fold import writing
 from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind, TaskState
 from .store import NewOp, OpConflict, StoreError
+from .transitions import decided_as, next_status
 from .workspace import Workspace
 
 
@@ -88,13 +90,14 @@ async def decide(
     hunk = state.hunks.get(hunk_id)
     if hunk is None:
         raise HunkNotFound(f"task {task_id} has no hunk {hunk_id}")
-    if hunk.status not in (HunkStatus.PENDING, HunkStatus.SUPERSEDED):
-        decided = Decision.REJECTED if hunk.status == HunkStatus.REJECTED else Decision.ACCEPTED
-        if decided == decision:
-            return hunk
-        raise ReviewRefused(f"hunk {hunk_id} was already {hunk.status}; decisions are final")
-    if edited is not None and decision != Decision.ACCEPTED:
-        raise ReviewRefused("only an accept can carry an edited version")
+    if next_status(hunk, decision, writing(state, hunk)) is None:
+        if decided_as(hunk.status, hunk.landed) == decision or (
+            decision == Decision.REOPENED and hunk.status == HunkStatus.PENDING
+        ):
+            return hunk  # said before: a repeat records nothing
+        raise ReviewRefused(_why_not(hunk, decision, writing(state, hunk)))
+    if edited is not None and (decision != Decision.ACCEPTED or hunk.landed):
+        raise ReviewRefused("only accepting a proposal can carry an edited version")
     if edited is not None:
         check_edited(edited)
     blobs: dict[str, bytes] = {}
@@ -106,7 +109,8 @@ async def decide(
     payload = HunkReviewed(
         hunk_id=hunk_id, decision=decision, comment=comment, edited=edited_hash, reviewer=reviewer
     )
-    op = NewOp(keys.review(task_id, hunk_id), task_id, 0, OpKind.HUNK_REVIEWED, payload, blobs)
+    key = keys.review(task_id, hunk_id, hunk.decisions)
+    op = NewOp(key, task_id, 0, OpKind.HUNK_REVIEWED, payload, blobs)
     try:
         await ws.record(op)
     except OpConflict:
@@ -115,3 +119,12 @@ async def decide(
             f"hunk {hunk_id} was decided meanwhile: {state.hunks[hunk_id].status}"
         ) from None
     return (await ws.state(task_id)).hunks[hunk_id]
+
+
+def _why_not(hunk: HunkState, decision: Decision, busy: bool) -> str:
+    if busy:
+        return f"hunk {hunk.id} is being written ({hunk.status}); decide again once it is done"
+    if hunk.status == HunkStatus.APPLIED and not hunk.landed:
+        return f"hunk {hunk.id} is applied; to change it now, undo it in the file"
+    shown = "kept" if hunk.landed and hunk.status == HunkStatus.APPLIED else hunk.status.value
+    return f"hunk {hunk.id} is {shown}: it cannot be {decision.value} now"

@@ -124,10 +124,10 @@ async def test_edit_then_accept_applies_the_developers_version(
     )
     (hid,) = proposal.hunk_ids
     await decide(task.ws, task.id, hid, Decision.ACCEPTED, edited=["    return (a + b)\n"])
-    with pytest.raises(ReviewRefused, match="decisions are final"):
-        await decide(task.ws, task.id, hid, Decision.REJECTED)
     await task.apply()
     assert "    return (a + b)\n" in (project / "calc.py").read_text()
+    with pytest.raises(ReviewRefused, match="is applied; to change it now"):
+        await decide(task.ws, task.id, hid, Decision.REJECTED)
 
 
 async def test_developer_edit_under_a_hunk_is_a_conflict_not_an_overwrite(

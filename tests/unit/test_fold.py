@@ -168,7 +168,9 @@ def test_fold_does_not_touch_its_input() -> None:
     assert after.steps["a"].status == StepStatus.DONE
 
 
-def test_first_decision_wins_and_a_reproposal_keeps_it() -> None:
+def test_a_later_decision_revises_and_a_reproposal_keeps_it() -> None:
+    """Two reviewers deciding at once derive one key (keys.review), so a second decision
+    in the log was made after the first was seen: a change of mind, folded."""
     ref = HunkRef(id="h1", base_line=0, old_count=1, new_count=1, summary="s", body=H)
     proposal = ChangeProposed(
         change_id="c", path="a.py", kind=ChangeKind.MODIFY, base_hash=H, new_hash=H, hunks=[ref]
@@ -183,8 +185,8 @@ def test_first_decision_wins_and_a_reproposal_keeps_it() -> None:
         (OpKind.CHANGE_PROPOSED, proposal.model_copy(update={"change_id": "c2"})),
     ]
     state = rebuild("t", make_log(items))
-    assert state.hunks["h1"].status == HunkStatus.REJECTED
-    assert state.hunks["h1"].comment == "no"
+    assert state.hunks["h1"].status == HunkStatus.ACCEPTED
+    assert state.hunks["h1"].decisions == 2
     assert [r.text for r in state.remarks] == ["no"]
 
 

@@ -21,6 +21,9 @@ def test_op_keys() -> None:
     assert keys.released("t-1", 3) == "t-1:released:3"
     assert keys.finished("t-1") == "t-1:finished"
     assert keys.review("t-1", "850c550a6890") == "t-1:review:850c550a6890"
+    assert keys.review("t-1", "850c550a6890", 2) == "t-1:review:850c550a6890:2"
+    assert keys.landing("t-1", "ab12") == "t-1:landing:ab12"
+    assert keys.landed("t-1", "ab12") == "t-1:landed:ab12"
     assert keys.intent("t-1", "apply-850c550a6890") == "t-1:intent:apply-850c550a6890"
     assert keys.settled("t-1", "notify-94f6") == "t-1:settled:notify-94f6"
 
@@ -47,3 +50,8 @@ def test_ids_inside_payloads() -> None:
     assert keys.apply_effect("850c550a6890", 0) == "apply-850c550a6890"
     assert keys.apply_effect("850c550a6890", 2) == "apply-850c550a6890-2"
     assert keys.notify_effect("94f65ed0fc6d97cf") == "notify-94f65ed0fc6d97cf"
+    assert keys.revert_effect("850c550a6890", "undo", 0) == "undo-850c550a6890-0"
+    assert keys.landed_hunk_id("t-1", "a.py", H, 1, 0) == "4d60ac835b63"
+    assert keys.landed_hunk_id("t-1", "a.py", H, 1, 1) == "f7bbec9988ce"
+    assert keys.landed_change_id("t-1", "ab12") == "0de09182677fb9fb"
+    assert keys.landing_id("sess", "toolu_01") == "195cc9a4f4df1ea1"

@@ -1,0 +1,78 @@
+"""Which decision moves a hunk where: the one table the fold and every face share.
+
+A proposal (`landed=False`) waits in the file's old lines; a landed hunk is already in the
+file. So the same two words mean different writes: accepting a proposal writes its new
+lines (then `applied`), keeping a landed hunk writes nothing (straight to `applied`);
+rejecting a proposal writes nothing, undoing a landed hunk writes its old lines back
+(`rejected` until that write is done, then `undone`). Accepting an undone hunk is its redo.
+
+A decision may be taken back (`reopened`) or changed while nothing is being written for
+it: the developer's mind is theirs to change, and an honest un-accept is what Ctrl+Z in an
+editor means. Once its write is under way (an intent without a done) the hunk waits for
+that write; once a proposal is applied, changing it again is a new change, not a decision.
+"""
+
+from __future__ import annotations
+
+from .models import Decision, HunkState, HunkStatus
+
+S = HunkStatus
+D = Decision
+
+_PROPOSED: dict[tuple[HunkStatus, Decision], HunkStatus] = {
+    (S.PENDING, D.ACCEPTED): S.ACCEPTED,
+    (S.PENDING, D.REJECTED): S.REJECTED,
+    (S.SUPERSEDED, D.ACCEPTED): S.ACCEPTED,
+    (S.SUPERSEDED, D.REJECTED): S.REJECTED,
+    (S.ACCEPTED, D.REJECTED): S.REJECTED,
+    (S.ACCEPTED, D.REOPENED): S.PENDING,
+    (S.REJECTED, D.ACCEPTED): S.ACCEPTED,
+    (S.REJECTED, D.REOPENED): S.PENDING,
+}
+
+_LANDED: dict[tuple[HunkStatus, Decision], HunkStatus] = {
+    (S.PENDING, D.ACCEPTED): S.APPLIED,  # keep
+    (S.PENDING, D.REJECTED): S.REJECTED,  # undo: its write is due
+    (S.APPLIED, D.REJECTED): S.REJECTED,  # undo what was kept
+    (S.APPLIED, D.REOPENED): S.PENDING,
+    (S.REJECTED, D.ACCEPTED): S.APPLIED,  # keep after all, before the undo was written
+    (S.REJECTED, D.REOPENED): S.PENDING,
+    (S.UNDONE, D.ACCEPTED): S.ACCEPTED,  # redo: its write is due
+    (S.ACCEPTED, D.REJECTED): S.UNDONE,  # the redo called off before it was written
+    (S.ACCEPTED, D.REOPENED): S.UNDONE,
+}
+
+
+def decided_as(status: HunkStatus, landed: bool) -> Decision | None:
+    """The decision a hunk in `status` stands on, for telling a repeat from a change."""
+    if status == S.PENDING or status == S.SUPERSEDED:
+        return None
+    if status in (S.ACCEPTED, S.APPLIED):
+        return D.ACCEPTED
+    return D.REJECTED
+
+
+def next_status(hunk: HunkState, decision: Decision, writing: bool) -> HunkStatus | None:
+    """Where `decision` takes `hunk`, or None when it does not apply. `writing`: a write
+    for the hunk is under way (an effect intent not settled), which no decision cuts
+    short."""
+    if writing:
+        return None
+    table = _LANDED if hunk.landed else _PROPOSED
+    return table.get((hunk.status, decision))
+
+
+def after_write(hunk: HunkState) -> HunkStatus:
+    """The status once the write its decision asked for is done."""
+    return S.UNDONE if hunk.landed and hunk.status == S.REJECTED else S.APPLIED
+
+
+def verb(hunk: HunkState, decision: Decision) -> str:
+    """How people say the decision for this kind of hunk: what every face prints."""
+    if decision == D.REOPENED:
+        return "reopened"
+    if hunk.landed:
+        if decision == D.ACCEPTED:
+            return "redone" if hunk.status in (S.UNDONE, S.ACCEPTED) else "kept"
+        return "undone"
+    return decision.value
