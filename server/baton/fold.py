@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .models import Change as ChangeState
-from .transitions import after_write, next_status
 from .models import (
     ChangeLanded,
     ChangeLanding,
@@ -43,6 +42,7 @@ from .models import (
     Unreadable,
     UnreadableOp,
 )
+from .transitions import after_write, next_status
 
 _REMARK_KIND = {
     OpKind.CONTEXT_FEEDBACK: "feedback",

@@ -11,8 +11,8 @@ import json
 
 from . import keys
 from .changes import MAX_FILE_BYTES
-from .hashing import digest
 from .fold import writing
+from .hashing import digest
 from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind, TaskState
 from .store import NewOp, OpConflict, StoreError
 from .transitions import decided_as, next_status

@@ -233,7 +233,8 @@ def test_agent_loop_with_a_developer_reviewing(project: Path) -> None:
     log = out(project, "log", "--json")
     assert [op["lsn"] for op in log] == list(range(1, len(log) + 1))
     assert [op["kind"] for op in log[:3]] == ["task.created", "task.claimed", "context.read"]
-    assert sum(op["kind"] == "hunk.reviewed" for op in log) == 6  # four, and a change of mind there and back
+    # Four decisions, and one changed there and back.
+    assert sum(op["kind"] == "hunk.reviewed" for op in log) == 6
     assert sum(op["kind"] == "effect.done" for op in log) == 3
     assert log[0]["payload"] == {"title": "Type calc", "instruction": "Add hints"}
     tail = out(project, "log", "--json", "--task", "t1", "--after", "3", "--limit", "2")
