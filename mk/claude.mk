@@ -1,0 +1,20 @@
+# Claude Code, the real CLI the agent-adapter tests drive (tests/agents/), headless against the
+# project's scripted model on loopback (tests/agents/scripted_model.py). Installed once from npm
+# into .tools/claude-code/; the stamp names the version, so changing it reinstalls.
+CLAUDE_VERSION := 2.1.328
+CLAUDE_DIR := .tools/claude-code
+CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
+CLAUDE_STAMP := $(CLAUDE_DIR)/.installed-$(CLAUDE_VERSION)
+
+.PHONY: claude-code
+
+$(CLAUDE_STAMP):
+	rm -rf $(CLAUDE_DIR) && mkdir -p $(CLAUDE_DIR)
+	cd $(CLAUDE_DIR) && echo '{"private": true}' >package.json && \
+	  npm install --no-audit --no-fund @anthropic-ai/claude-code@$(CLAUDE_VERSION)
+	$(CLAUDE_BIN) --version
+	touch $@
+
+claude-code: $(CLAUDE_STAMP)
+
+test: claude-code

@@ -1,0 +1,1 @@
+"""Real coding-agent CLIs (Claude Code) driven by the project's scripted model on loopback."""
