@@ -58,21 +58,30 @@ async def announce(
     path: str,
     tool: str,
     *,
-    expected: bytes | object | None = ...,
-    pre: bytes | object | None = ...,
+    expected: bytes | EllipsisType | None = ...,
     epoch: int = 0,
 ) -> LandingState:
-    """Record, before the tool writes `path`, what the file is now (`pre`, read here
-    unless given) and what the tool will make of it (`expected`: bytes, None for a
-    deletion, `...` when it cannot be foreseen). Repeating it changes nothing."""
+    """Record, before the tool writes `path`, what the file is now and what the tool will
+    make of it (`expected`: bytes, None for a deletion, `...` when it cannot be foreseen).
+    Repeating it changes nothing."""
+    rel = paths.normalize(path)
+    _, data = await asyncio.to_thread(read_current, ws.root, rel)
+    return await _announce(ws, task_id, landing_id, rel, tool, data, expected, epoch)
+
+
+async def _announce(
+    ws: Workspace,
+    task_id: str,
+    landing_id: str,
+    rel: str,
+    tool: str,
+    data: bytes | None,
+    expected: bytes | EllipsisType | None,
+    epoch: int,
+) -> LandingState:
     state = await ws.state(task_id)
     if landing_id in state.landings:
         return state.landings[landing_id]
-    rel = paths.normalize(path)
-    if isinstance(pre, EllipsisType):
-        _, data = await asyncio.to_thread(read_current, ws.root, rel)
-    else:
-        data = pre
     pre_hash = digest(data) if data is not None else None
     blobs = {pre_hash: data} if pre_hash is not None and data is not None else {}
     payload = ChangeLanding(
@@ -81,7 +90,7 @@ async def announce(
         tool=tool,
         pre_hash=pre_hash,
         pre_blob=pre_hash,
-        expected_hash=content_hash(expected) if isinstance(expected, bytes) else None,
+        expected_hash=digest(expected) if isinstance(expected, bytes) else None,
         expects_deletion=expected is None,
     )
     key = keys.landing(task_id, landing_id)
@@ -128,7 +137,8 @@ async def land(
 ) -> Landed:
     """A write seen only after it happened (a shell command changed the file; `pre` is
     what a snapshot held): announced and settled at once."""
-    await announce(ws, task_id, landing_id, path, tool, pre=pre, epoch=epoch)
+    rel = paths.normalize(path)
+    await _announce(ws, task_id, landing_id, rel, tool, pre, ..., epoch)
     return await settle(ws, task_id, landing_id, epoch=epoch)
 
 
