@@ -178,6 +178,17 @@ async def test_a_live_lease_cannot_be_claimed_by_another(store: Store, clock: Fa
     assert (info.worker, info.epoch) == ("w2", epoch + 1)
 
 
+async def test_a_live_lease_is_taken_only_from_the_holder_named(store: Store) -> None:
+    """A new session of an agent product takes its dead predecessor's task at once; it
+    names that predecessor, so a third worker's live lease still stands."""
+    epoch = await started(store, ttl=30)
+    with pytest.raises(LeaseHeld):
+        await store.claim("t", "w2", 30, take_from="someone else")
+    assert await store.claim("t", "w2", 30, take_from="w1") == epoch + 1
+    with pytest.raises(StaleEpoch):
+        await store.check_epoch("t", epoch)
+
+
 @pytest.mark.parametrize("ttl", [float("inf"), float("nan"), -5.0, 0.0, 1e9])
 async def test_impossible_leases_are_refused_before_anything(store: Store, ttl: float) -> None:
     with pytest.raises(InvalidInput, match="ttl"):

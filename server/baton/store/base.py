@@ -150,9 +150,14 @@ class Store(Health, Protocol):
         """Create a task and claim it in one transaction: a refused claim leaves no task."""
         ...
 
-    async def claim(self, task_id: str, worker: str, ttl: float) -> int:
+    async def claim(
+        self, task_id: str, worker: str, ttl: float, *, take_from: str | None = None
+    ) -> int:
         """Take the task if nobody else holds a live lease; returns the new epoch. The
-        worker that holds it already gets its epoch back with the lease renewed."""
+        worker that holds it already gets its epoch back with the lease renewed.
+        `take_from`: take it even from that holder's live lease — the caller knows it is
+        gone (a new session of the same agent product, started by the developer); the
+        new epoch fences it off should it still be running."""
         ...
 
     async def check_epoch(self, task_id: str, epoch: int) -> None:

@@ -348,7 +348,9 @@ def _create(db: Db, task_id: str, payload: TaskCreated, now: float) -> Op:
     return _insert(db, keys.created(task_id), task_id, 0, OpKind.TASK_CREATED, payload, now)
 
 
-def _claim(db: Db, task_id: str, payload: TaskClaimed, now: float) -> int:
+def _claim(
+    db: Db, task_id: str, payload: TaskClaimed, now: float, take_from: str | None = None
+) -> int:
     """Take the task (a new epoch) unless another worker's lease is live. Its holder gets
     its epoch back and a renewed lease: repeating a claim, as agents are told to repeat
     any call after a doubt, must not fail. A lease longer than any a worker may take
@@ -363,7 +365,7 @@ def _claim(db: Db, task_id: str, payload: TaskClaimed, now: float) -> int:
             "UPDATE tasks SET lease_expires = ? WHERE task_id = ?", (now + payload.ttl, task_id)
         )
         return info.epoch
-    if live:
+    if live and (take_from is None or info.worker != take_from):
         assert expires is not None
         raise LeaseHeld(
             f"task {task_id} is held by {info.worker} for another "
@@ -680,11 +682,13 @@ class SqliteStore:
 
         return await self._run(_transaction, body)
 
-    async def claim(self, task_id: str, worker: str, ttl: float) -> int:
+    async def claim(
+        self, task_id: str, worker: str, ttl: float, *, take_from: str | None = None
+    ) -> int:
         payload = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
 
         def body(db: Db) -> int:
-            return _claim(db, task_id, payload, self.clock())
+            return _claim(db, task_id, payload, self.clock(), take_from)
 
         return await self._run(_transaction, body)
 
