@@ -92,6 +92,8 @@ class HunkBrief(Model):
     summary: str
     comment: str = ""
     conflict: str | None = None
+    landed: bool = False
+    """Written by the agent's own tool: in the file already, whatever the review says."""
 
 
 class EffectBrief(Model):
@@ -140,6 +142,7 @@ def hunk_brief(h: HunkState) -> HunkBrief:
         summary=h.summary,
         comment=h.comment,
         conflict=h.conflict,
+        landed=h.landed,
     )
 
 
@@ -164,7 +167,9 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
         hunk_brief(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)
     ]
     pending = [hunk_brief(h) for h in order if h.status == HunkStatus.PENDING]
-    rejected = [hunk_brief(h) for h in order if h.status == HunkStatus.REJECTED]
+    rejected = [
+        hunk_brief(h) for h in order if h.status in (HunkStatus.REJECTED, HunkStatus.UNDONE)
+    ]
     effects = [
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()
@@ -220,9 +225,23 @@ def _next_actions(b: HandoffBrief) -> list[str]:
     changed = [f.path for f in b.files_read if f.state in STALE]
     if changed:
         todo.append(f"Re-read before relying on them: {_named(changed, 'see Files read')}.")
-    if b.pending:
-        todo.append(f"Wait for review of {len(b.pending)} pending hunk(s); do not ask again.")
-    if b.rejected:
+    landed = [h for h in b.pending if h.landed]
+    if landed:
+        todo.append(
+            f"{len(landed)} change(s) you wrote await the developer's review: they are in "
+            "the files; build on them, do not write them again nor revert them."
+        )
+    if len(b.pending) > len(landed):
+        todo.append(
+            f"Wait for review of {len(b.pending) - len(landed)} pending hunk(s); "
+            "do not ask again."
+        )
+    if any(h.status == HunkStatus.UNDONE for h in b.rejected):
+        todo.append(
+            "The developer undid some of your changes (see Rejected): do not write them "
+            "again; address the comments instead."
+        )
+    if any(h.status == HunkStatus.REJECTED for h in b.rejected):
         todo.append("Do not propose the rejected hunks again; address the comments instead.")
     current = [_clip(s.name, NEXT_TEXT) for s in b.steps if s.status != StepStatus.DONE]
     if current:
@@ -258,7 +277,15 @@ def step_line(s: Step) -> str:
 
 def hunk_line(h: HunkBrief) -> str:
     line = f"- `{h.id}` {h.path}:{h.line} {h.summary}"
-    if h.status == HunkStatus.APPLIED:
+    if h.landed:
+        line += {
+            HunkStatus.PENDING: " (written by you, awaiting review)",
+            HunkStatus.APPLIED: " (written by you, kept)",
+            HunkStatus.UNDONE: " (written by you, undone)",
+            HunkStatus.REJECTED: " (written by you, being undone)",
+            HunkStatus.ACCEPTED: " (written by you, being redone)",
+        }.get(h.status, "")
+    elif h.status == HunkStatus.APPLIED:
         line += " (applied)"
     if h.comment:
         line += f" — developer: “{h.comment}”"
@@ -273,7 +300,7 @@ def accepted_lines(hunks: Sequence[HunkBrief]) -> list[str]:
     out: list[str] = []
     groups: dict[tuple[str, bool], list[str]] = {}
     for h in hunks:
-        if h.comment or h.conflict:
+        if h.comment or h.conflict or h.landed:
             out.append(hunk_line(h))
         else:
             groups.setdefault((h.path, h.status == HunkStatus.APPLIED), []).append(
