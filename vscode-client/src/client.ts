@@ -15,14 +15,44 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { commandArguments } from './commandArgs';
+import { MOVES_ON } from './hunkNavigation';
 import { protocolSupported } from './compatibility';
 import { errorText, notInstalledMessage, ServerMessages } from './messages';
+import type { Published } from './placements';
 import * as p from './protocol';
 import { type Interpreter, resolveInterpreter } from './python';
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed';
 
 const SHOW_HUNK_DIFF = 'baton.showHunkDiff';
+
+/** One `textDocument/publishDiagnostics` of the server, Baton's diagnostics reduced to their
+ * hunk facts (`data` and range). */
+export interface Publish {
+  uri: string;
+  hunks: Published[];
+}
+
+/** A decision the server recorded (from a lens, a menu or the extension's own commands). */
+export interface Decided {
+  command: string;
+  args: p.HunkArgs;
+  result: unknown;
+}
+
+function publishedOf(d: vscode.Diagnostic): Published | undefined {
+  if (d.source !== p.SOURCE) return undefined;
+  const data = (d as { data?: unknown }).data as { hunkId?: unknown; taskId?: unknown; status?: unknown } | undefined;
+  if (!data || typeof data.hunkId !== 'string' || typeof data.status !== 'string') return undefined;
+  return {
+    hunkId: data.hunkId,
+    taskId: typeof data.taskId === 'string' ? data.taskId : '',
+    status: data.status,
+    startLine: d.range.start.line,
+    endLine: d.range.end.line,
+    endCharacter: d.range.end.character,
+  };
+}
 
 function versionOf(python: string, cwd: string | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -54,6 +84,8 @@ export class BatonClient implements vscode.Disposable {
   private readonly restoreEmitter = new vscode.EventEmitter<p.Restore>();
   private readonly proposeEmitter = new vscode.EventEmitter<p.Proposal>();
   private readonly refreshEmitter = new vscode.EventEmitter<void>();
+  private readonly publishEmitter = new vscode.EventEmitter<Publish>();
+  private readonly decideEmitter = new vscode.EventEmitter<Decided>();
   private messages = new ServerMessages();
 
   /** The server's state changed (started, stopped, failed to start). */
@@ -66,6 +98,10 @@ export class BatonClient implements vscode.Disposable {
   readonly onDidPropose = this.proposeEmitter.event;
   /** The server's `baton.refresh` ran (the Refresh command): read everything again. */
   readonly onDidRefresh = this.refreshEmitter.event;
+  /** The server published a file's diagnostics: where its hunks sit now (placements.ts). */
+  readonly onDidPublish = this.publishEmitter.event;
+  /** A decision went through (accept, reject, keep, undo …): the view moves on. */
+  readonly onDidDecide = this.decideEmitter.event;
 
   interpreter: Interpreter | undefined;
 
@@ -139,6 +175,13 @@ export class BatonClient implements vscode.Disposable {
         // The Diff lens (`baton.diff`, which other editors show as a message) opens VS Code's
         // diff editor instead, where a pending hunk's proposal can be edited and accepted.
         // After `baton.refresh` the Tasks view reads everything again, whatever it cached.
+        // Every publish also tells where each hunk sits now (the inline view, the tree's
+        // line numbers, next / previous).
+        handleDiagnostics: (uri, diagnostics, next) => {
+          next(uri, diagnostics);
+          const hunks = diagnostics.map(publishedOf).filter((h): h is Published => h !== undefined);
+          this.publishEmitter.fire({ uri: uri.toString(), hunks });
+        },
         executeCommand: async (command, args: unknown[]) => {
           if (command === p.DIFF) return vscode.commands.executeCommand(SHOW_HUNK_DIFF, ...args);
           const result = await this.executeCommand(command, commandArguments(command, args));
@@ -249,6 +292,13 @@ export class BatonClient implements vscode.Disposable {
     return this.client?.isRunning() ?? false;
   }
 
+  /** The commands the running server advertises (executeCommandProvider.commands): the
+   * extension offers keep, undo and un-accept only when the server has them. */
+  serverCommands(): ReadonlySet<string> {
+    if (!this.client?.isRunning()) return new Set();
+    return new Set(this.client.initializeResult?.capabilities.executeCommandProvider?.commands ?? []);
+  }
+
   /** A custom request; rejects when the server is not running or answers an error. */
   request<R>(method: string, params: unknown): Promise<R> {
     return this.running().sendRequest<R>(method, params);
@@ -258,10 +308,15 @@ export class BatonClient implements vscode.Disposable {
    * A failure is shown as one line (not a traceback) and gives undefined. */
   async executeCommand<R = unknown>(command: string, args: unknown[]): Promise<R | undefined> {
     try {
-      return (await this.running().sendRequest(ExecuteCommandRequest.type, {
+      const result = (await this.running().sendRequest(ExecuteCommandRequest.type, {
         command,
         arguments: args,
       })) as R;
+      const first = args[0] as Partial<p.HunkArgs> | undefined;
+      if (MOVES_ON.includes(command) && typeof first?.hunkId === 'string' && result !== null && result !== undefined) {
+        this.decideEmitter.fire({ command, args: { hunkId: first.hunkId, taskId: first.taskId ?? null }, result });
+      }
+      return result;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       this.output.error(`${command} ${JSON.stringify(args)}: ${message}`);
@@ -277,5 +332,7 @@ export class BatonClient implements vscode.Disposable {
     this.restoreEmitter.dispose();
     this.proposeEmitter.dispose();
     this.refreshEmitter.dispose();
+    this.publishEmitter.dispose();
+    this.decideEmitter.dispose();
   }
 }

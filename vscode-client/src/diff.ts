@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { BatonClient } from './client';
 import { EDIT_SCHEME, editQuery, editTitle, isEditable } from './editedHunk';
 import { DIFF_SCHEME, diffQuery, diffTitle, parseDiffQuery, type Side } from './diffDocuments';
+import type { Placements } from './placements';
 import * as p from './protocol';
 
 function keyOf(args: p.HunkArgs): string {
@@ -23,11 +24,24 @@ export class HunkDiffProvider implements vscode.TextDocumentContentProvider, vsc
   /** The cache was emptied: whatever shows a hunk should read it again. */
   readonly onDidInvalidate = this.invalidateEmitter.event;
 
-  constructor(private readonly client: BatonClient) {
+  constructor(
+    private readonly client: BatonClient,
+    private readonly placements?: Placements,
+  ) {
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, this),
       // The proposal may have been edited, superseded or re-proposed: read it again.
       client.onDidChangeState(() => this.invalidate()),
+      // The sides are excerpts numbered from 1, which are not the file's lines: no
+      // numbers rather than wrong ones (the diff's title has the file's).
+      vscode.window.onDidChangeVisibleTextEditors((editors) => {
+        for (const editor of editors) {
+          const scheme = editor.document.uri.scheme;
+          if ((scheme === DIFF_SCHEME || scheme === EDIT_SCHEME) && editor.options.lineNumbers !== vscode.TextEditorLineNumbersStyle.Off) {
+            editor.options = { lineNumbers: vscode.TextEditorLineNumbersStyle.Off };
+          }
+        }
+      }),
       vscode.workspace.onDidCloseTextDocument((doc) => {
         const parsed = doc.uri.scheme === DIFF_SCHEME ? parseDiffQuery(doc.uri.query) : undefined;
         if (parsed) this.cache.delete(keyOf(parsed.args));
@@ -89,11 +103,15 @@ export class HunkDiffProvider implements vscode.TextDocumentContentProvider, vsc
     const content = await this.content(args);
     const editable = isEditable(content.hunk);
     const right = editable ? HunkDiffProvider.editUri(content.hunk) : HunkDiffProvider.uri(content.hunk, 'proposed');
+    // The title says where the hunk is in the file now (its latest diagnostic, if any).
+    const spot = this.placements?.find(content.hunk.id);
+    const hunk = spot ? { ...content.hunk, line: spot.line } : content.hunk;
+    const lines = spot?.lines ?? 1;
     await vscode.commands.executeCommand(
       'vscode.diff',
       HunkDiffProvider.uri(content.hunk, 'base'),
       right,
-      editable ? editTitle(content.hunk) : diffTitle(content.hunk),
+      editable ? editTitle(hunk, lines) : diffTitle(hunk, lines),
       { preview: true } satisfies vscode.TextDocumentShowOptions,
     );
     return right;

@@ -22,6 +22,14 @@ export function parseDiffQuery(query: string): { args: p.HunkArgs; side: Side } 
   return { args: taskId ? { hunkId, taskId } : { hunkId }, side };
 }
 
-export function diffTitle(hunk: p.HunkView): string {
-  return `${hunk.path} — Baton hunk ${hunk.id.slice(0, 8)} (current ↔ proposed)`;
+/** Where the hunk is in the file now, 1-based: `calc.py:6` or `calc.py:6–7`. The diff's
+ * sides are excerpts (the hunk and its context), so their own line numbers start at 1;
+ * the title says the file's. `lines`: how many lines it covers now (from its diagnostic). */
+export function fileLines(hunk: p.HunkView, lines = 1): string {
+  const first = hunk.line + 1;
+  return lines > 1 ? `${hunk.path}:${first}–${first + lines - 1}` : `${hunk.path}:${first}`;
+}
+
+export function diffTitle(hunk: p.HunkView, lines = 1): string {
+  return `${fileLines(hunk, lines)} — Baton hunk ${hunk.id.slice(0, 8)} (current ↔ proposed)`;
 }

@@ -7,7 +7,7 @@
 // (those lines are not part of the hunk: accepting cannot change them).
 // No `vscode` import: test/editedHunk.test.ts runs this module under `node --test`.
 
-import { diffQuery, parseDiffQuery } from './diffDocuments';
+import { diffQuery, fileLines, parseDiffQuery } from './diffDocuments';
 import { hunkStatusWords } from './labels';
 import type * as p from './protocol';
 
@@ -26,11 +26,12 @@ export function parseEditQuery(query: string): p.HunkArgs | undefined {
 
 /** Only a pending hunk can still be decided, so only its proposal is editable. */
 export function isEditable(hunk: p.HunkView): boolean {
-  return hunk.status === 'pending';
+  // A landed hunk is in the file already: it is kept or undone, not accepted edited.
+  return hunk.status === 'pending' && hunk.landed !== true;
 }
 
-export function editTitle(hunk: p.HunkView): string {
-  return `${hunk.path} — Baton hunk ${hunk.id.slice(0, 8)} (current ↔ proposed: edit, then ✓ to accept)`;
+export function editTitle(hunk: p.HunkView, lines = 1): string {
+  return `${fileLines(hunk, lines)} — Baton hunk ${hunk.id.slice(0, 8)} (current ↔ proposed: edit, then ✓ to accept)`;
 }
 
 /** Lines after every "\n" only, terminators kept: the server's `split_lines`. */

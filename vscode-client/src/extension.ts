@@ -7,6 +7,9 @@ import { acceptEditedVersion } from './acceptEdited';
 import { BatonClient } from './client';
 import { hunkArgsOf, isHunkNode } from './commandArgs';
 import { HunkDiffProvider } from './diff';
+import { HunkCommands, reveal } from './hunkCommands';
+import { InlineView } from './inlineView';
+import { Placements, type Transition } from './placements';
 import { restoreMessage } from './messages';
 import * as p from './protocol';
 import { ProposalFileSystem } from './proposalFileSystem';
@@ -24,20 +27,35 @@ export interface BatonApi {
   client: BatonClient;
   tree: TasksTree;
   status: vscode.StatusBarItem;
+  placements: Placements;
+  inline: InlineView;
+  hunks: HunkCommands;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<BatonApi> {
   const output = vscode.window.createOutputChannel('Baton', { log: true });
   const client = new BatonClient(output);
   batonClient = client;
-  const tree = new TasksTree(client);
+  // Where every hunk sits now: fed first on each publish, so what reads it sees the new state.
+  const placements = new Placements();
+  const moved = new vscode.EventEmitter<Transition[]>();
+  context.subscriptions.push(
+    moved,
+    client.onDidPublish((publish) => moved.fire(placements.publish(publish.uri, publish.hunks))),
+    client.onDidChangeServerState((state) => {
+      if (state !== 'running') placements.clear();
+    }),
+  );
+  const tree = new TasksTree(client, placements);
   const view = vscode.window.createTreeView(VIEW, { treeDataProvider: tree, showCollapseAll: true });
-  const diffs = new HunkDiffProvider(client);
+  const diffs = new HunkDiffProvider(client, placements);
   const proposals = new ProposalFileSystem(diffs);
+  const inline = new InlineView(client, diffs, placements);
+  const hunks = new HunkCommands(client, placements, inline.onDidDraw, moved.event);
   const status = vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50);
   status.name = 'Baton';
   status.command = 'baton.focusTasks';
-  context.subscriptions.push(output, tree, view, diffs, proposals, status);
+  context.subscriptions.push(output, tree, view, diffs, proposals, status, inline, hunks);
 
   const restartSoon = debounced(500, () => void client.restart());
   const focusTasks = () => vscode.commands.executeCommand(`${VIEW}.focus`);
@@ -104,14 +122,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
       const args = hunkArgsOf(arg) ?? (await pickHunk(tree, 'Go to which hunk?'));
       if (!args) return;
       try {
-        const hunk = isHunkNode(arg)
-          ? arg.hunk
-          : (tree.findHunk(args.hunkId)?.hunk ?? (await client.request<p.HunkContent>(p.HUNK, args)).hunk);
-        const position = new vscode.Position(hunk.line, 0);
-        await vscode.window.showTextDocument(vscode.Uri.parse(hunk.uri), {
-          selection: new vscode.Range(position, position),
-          preview: true,
-        });
+        // Where the buffer has it now (its latest diagnostic), else where the server last said.
+        const live = placements.find(args.hunkId);
+        const hunk =
+          live ??
+          (isHunkNode(arg)
+            ? arg.hunk
+            : (tree.findHunk(args.hunkId)?.hunk ?? (await client.request<p.HunkContent>(p.HUNK, args)).hunk));
+        await reveal(hunk);
       } catch (e) {
         void vscode.window.showErrorMessage(`Baton: cannot open hunk ${args.hunkId}: ${messageOf(e)}`);
       }
@@ -133,7 +151,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   context.subscriptions.push({ dispose: () => void client.dispose() });
   void vscode.commands.executeCommand('setContext', 'baton.serverState', 'stopped');
   void client.start();
-  return { client, tree, status };
+  return { client, tree, status, placements, inline, hunks };
 }
 
 export async function deactivate(): Promise<void> {

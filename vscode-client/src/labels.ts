@@ -15,6 +15,7 @@ export interface Icon {
 
 const HUNK_ICONS: Record<string, Icon> = {
   pending: { id: 'diff-modified', color: 'charts.yellow' },
+  landed: { id: 'diff-added', color: 'charts.green' },
   accepted: { id: 'check', color: 'charts.blue' },
   applied: { id: 'pass-filled', color: 'testing.iconPassed' },
   rejected: { id: 'close', color: 'disabledForeground' },
@@ -25,6 +26,7 @@ const HUNK_ICONS: Record<string, Icon> = {
 
 const HUNK_WORDS: Record<string, string> = {
   pending: 'pending review',
+  landed: 'in the file, to keep or undo',
   accepted: 'accepted, not applied yet',
   applied: 'applied',
   rejected: 'rejected',
@@ -33,9 +35,12 @@ const HUNK_WORDS: Record<string, string> = {
   superseded: 'superseded',
 };
 
-/** What the view shows: `conflict` when a write failed, else the hunk's status. */
+/** What the view shows: `conflict` when a write failed, `landed` for a pending hunk the
+ * agent already wrote to the file, else the hunk's status. */
 export function hunkShown(hunk: p.HunkView): string {
-  return hunk.conflict ? 'conflict' : hunk.status;
+  if (hunk.conflict) return 'conflict';
+  if (hunk.status === 'pending' && hunk.landed === true) return 'landed';
+  return hunk.status;
 }
 
 export function hunkIcon(shown: string): Icon {
@@ -72,7 +77,7 @@ export function hunkTooltip(hunk: p.HunkView): string {
 
 /** "2 pending · 1 accepted" from counts by status, zeros and superseded left out. */
 export function countsText(counts: Record<string, number>): string {
-  const order = ['pending', 'accepted', 'applied', 'rejected', 'stale', 'conflict'];
+  const order = ['pending', 'landed', 'accepted', 'applied', 'rejected', 'stale', 'conflict'];
   const parts = order.filter((s) => (counts[s] ?? 0) > 0).map((s) => `${counts[s]} ${s}`);
   return parts.join(' · ');
 }

@@ -39,6 +39,18 @@ export const COMMANDS = [
 ] as const;
 export type ServerCommand = (typeof COMMANDS)[number];
 
+// Commands of landed hunks and revisable decisions, being added to the server: the
+// extension uses each one only when the server advertises it (`executeCommandProvider`
+// in the initialize result), and protocol.test.ts lets them be missing from protocol.py
+// until then. vscode-languageclient registers them too once advertised.
+/** `{hunkId, taskId}`: keep a landed hunk (the agent's lines stay in the file). */
+export const KEEP = 'baton.keep';
+/** `{hunkId, taskId, comment?}`: undo a landed hunk (its old lines go back). */
+export const UNDO = 'baton.undo';
+/** `{hunkId, taskId}`: back to pending while not written — the honest un-accept. */
+export const REOPEN = 'baton.reopen';
+export const COMING_COMMANDS = [KEEP, UNDO, REOPEN] as const;
+
 export const SOURCE = 'baton';
 
 // Command arguments (validated with extra="forbid" on the server: send only these fields).
@@ -49,6 +61,11 @@ export interface HunkArgs {
 }
 
 export interface RejectArgs extends HunkArgs {
+  comment?: string;
+}
+
+/** `baton.undo`'s arguments (KEEP and REOPEN take HunkArgs). */
+export interface UndoArgs extends HunkArgs {
   comment?: string;
 }
 
@@ -93,6 +110,9 @@ export interface HunkView {
   comment: string;
   /** Why the last write failed, while accepted and not applied. */
   conflict: string | null;
+  /** True: the agent already wrote the new lines to the file (a landed hunk, awaiting
+   * keep or undo); its old lines are what undo puts back. Absent from older servers. */
+  landed?: boolean;
 }
 
 export type StepStatus = 'pending' | 'in_progress' | 'awaiting_review' | 'done' | (string & {});

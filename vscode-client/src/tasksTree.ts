@@ -1,13 +1,16 @@
 // The Tasks view: task → plan and files → hunks. On `baton/didChangeState` it reads the
 // task list again and the details (`baton/task`) of the tasks the change names only; a
 // restore, the Refresh command, a new setting or a (re)start read everything. Never polled.
+// Between two reads, each publish of a file's diagnostics moves its hunks' rows to the
+// lines the buffer has them on now (and marks them stale, or not), from what it cached.
 
 import * as vscode from 'vscode';
 import type { BatonClient } from './client';
 import { protocolSupported, versionWarning } from './compatibility';
+import type { Placements } from './placements';
 import * as p from './protocol';
 import { detailsToFetch, EVERYTHING, RefreshQueue, type Scope, scopeOfChange } from './refresh';
-import { buildTree, children, type HunkNode, messageNode, type Node } from './treeNodes';
+import { buildTree, children, type HunkNode, type Live, messageNode, type Node } from './treeNodes';
 
 export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private nodes: Node[] = [];
@@ -16,6 +19,8 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
   /** Each listed task's last `baton/task`, kept until a change names the task again. */
   private details = new Map<string, p.TaskResult>();
   private warnedVersion = false;
+  /** The last `baton/tasks`, to rebuild the rows from when only positions moved. */
+  private listed: p.TasksResult | undefined;
   private readonly refresher = new RefreshQueue((scope) => this.fetch(scope));
   private readonly treeEmitter = new vscode.EventEmitter<Node | undefined>();
   private readonly tasksEmitter = new vscode.EventEmitter<p.TaskView[]>();
@@ -25,8 +30,13 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
   /** The tasks shown changed (for the status bar and the view's badge). */
   readonly onDidChangeTasks = this.tasksEmitter.event;
 
-  constructor(private readonly client: BatonClient) {
+  constructor(
+    private readonly client: BatonClient,
+    private readonly placements: Placements,
+  ) {
     this.disposables.push(
+      // Runs after the publish reached `placements` (extension.ts subscribes that first).
+      client.onDidPublish(() => this.rebuild()),
       client.onDidChangeState((change) => void this.refresh(scopeOfChange(change))),
       client.onDidRefresh(() => void this.refresh()),
       client.onDidChangeServerState((state) => {
@@ -59,6 +69,7 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
         return;
       }
       this.client.output.error(`${p.TASKS}: ${String(e)}`);
+      this.listed = undefined;
       this.show([messageNode('error', 'Could not read the tasks (see the output)', String(e))], []);
       return;
     }
@@ -82,13 +93,28 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       );
     }
     this.details = details;
+    this.listed = tasks;
+    this.rebuild();
+  }
+
+  private live(): Map<string, Live> {
+    return new Map(this.placements.all().map((s) => [s.hunkId, { line: s.line, status: s.status }]));
+  }
+
+  /** The rows again from what was read last, at the hunks' latest positions. */
+  private rebuild(): void {
+    const tasks = this.listed;
+    if (!tasks) return;
     const showApplied = vscode.workspace.getConfiguration('baton').get<boolean>('showApplied', false);
-    const nodes = buildTree(tasks, details, { showApplied, now: Date.now() / 1000 });
+    const nodes = buildTree(tasks, this.details, { showApplied, now: Date.now() / 1000, live: this.live() });
     this.show(nodes, protocolSupported(tasks.version) ? tasks.tasks : []);
   }
 
   private show(nodes: Node[], tasks: p.TaskView[]): void {
-    if (tasks.length === 0) this.details.clear();
+    if (tasks.length === 0) {
+      this.details.clear();
+      if (nodes.length === 0) this.listed = undefined;
+    }
     this.nodes = nodes;
     this.tasks = tasks;
     this.parents.clear();

@@ -86,6 +86,38 @@ export interface BuildOptions {
   showApplied: boolean;
   /** Unix seconds, to tell a live lease from an expired one. */
   now: number;
+  /** Where each hunk sits now and how it is shown (its latest diagnostic, by hunk id):
+   * the buffer moves on between two `baton/task`s (placements.ts). */
+  live?: ReadonlyMap<string, Live>;
+}
+
+/** A hunk's latest diagnostic: its first line now and its shown state (`data.status`). */
+export interface Live {
+  line: number;
+  status: string;
+}
+
+/** The stored status a shown state stands for (HunkView.status has `stale`, never
+ * `in_buffer` or `conflict`). */
+function statusOfShown(stored: string, shown: string): string {
+  switch (shown) {
+    case 'stale':
+    case 'pending':
+    case 'applied':
+      return shown;
+    case 'accepted':
+    case 'in_buffer':
+      return 'accepted';
+    default:
+      return stored === 'stale' ? 'pending' : stored;
+  }
+}
+
+/** The hunk as `baton/task` gave it, moved to where its latest diagnostic puts it: the
+ * line the buffer has it on now, and stale (or no longer stale) as the buffer says. */
+export function liveHunk(hunk: p.HunkView, live: Live | undefined): p.HunkView {
+  if (!live || hunk.status === 'rejected' || hunk.status === 'superseded') return hunk;
+  return { ...hunk, line: live.line, status: statusOfShown(hunk.status, live.status) };
 }
 
 export function hunkNode(hunk: p.HunkView): HunkNode {
@@ -182,6 +214,7 @@ export function taskNode(
 ): TaskNode {
   const shownHunks = (hunks ?? [])
     .filter((h) => h.status !== 'superseded')
+    .map((h) => liveHunk(h, options.live?.get(h.id)))
     .filter((h) => options.showApplied || h.status !== 'applied')
     .map(hunkNode);
   const kids: Array<PlanNode | FileNode> = [];

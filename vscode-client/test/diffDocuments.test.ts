@@ -2,7 +2,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { diffQuery, parseDiffQuery } from '../src/diffDocuments';
+import { diffQuery, diffTitle, fileLines, parseDiffQuery } from '../src/diffDocuments';
+import { hunk } from './fixtures';
 
 describe('diff documents', () => {
   it('round-trip the hunk and side through the query', () => {
@@ -13,5 +14,12 @@ describe('diff documents', () => {
     assert.deepEqual(parseDiffQuery(diffQuery({ hunkId: 'abcd' }, 'base')), { args: { hunkId: 'abcd' }, side: 'base' });
     assert.equal(parseDiffQuery('hunk=abcd&side=left'), undefined);
     assert.equal(parseDiffQuery(''), undefined);
+  });
+});
+
+describe('the diff title', () => {
+  it("says the file's lines where the hunk is now, not the excerpt's", () => {
+    assert.equal(diffTitle(hunk({ line: 18 })), 'calc.py:19 — Baton hunk c721f750 (current ↔ proposed)');
+    assert.equal(fileLines(hunk({ line: 5 }), 2), 'calc.py:6–7');
   });
 });

@@ -70,7 +70,8 @@ describe('the baton-edit: query', () => {
     for (const status of ['accepted', 'applied', 'rejected', 'superseded', 'stale']) {
       assert.equal(isEditable(hunk({ status })), false, status);
     }
-    assert.equal(editTitle(hunk()), 'calc.py — Baton hunk c721f750 (current ↔ proposed: edit, then ✓ to accept)');
+    assert.equal(editTitle(hunk()), 'calc.py:6 — Baton hunk c721f750 (current ↔ proposed: edit, then ✓ to accept)');
+    assert.equal(editTitle(hunk({ line: 7 }), 2), 'calc.py:8–9 — Baton hunk c721f750 (current ↔ proposed: edit, then ✓ to accept)');
   });
 });
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as p from '../src/protocol';
-import { buildTree, children, type FileNode, hunkNode, type Node, type PlanNode, type TaskNode } from '../src/treeNodes';
+import { buildTree, children, type FileNode, hunkNode, liveHunk, type Node, type PlanNode, type TaskNode } from '../src/treeNodes';
 import { details, hunk, HUNKS, NOW, task, tasksResult } from './fixtures';
 
 const OPTIONS = { showApplied: false, now: NOW };
@@ -164,5 +164,35 @@ describe('hunks', () => {
 
   it('is labelled by its id when it has no summary', () => {
     assert.equal(hunkNode(hunk({ summary: '' })).label, 'hunk c721f7508f68');
+  });
+});
+
+describe('hunk rows between two reads (live positions)', () => {
+  it('move to the line the latest diagnostic gives, and Go to Hunk goes there', () => {
+    const live = new Map([['2f363904591e', { line: 19, status: 'pending' }]]);
+    const tree = buildTree(tasksResult(), details({ task: task(), hunks: HUNKS }), { ...OPTIONS, live });
+    const rows = (tree[0] as TaskNode).children.find((c): c is FileNode => c.kind === 'file')!.children;
+    assert.deepEqual(rows.map((r) => [r.hunk.line, r.description]), [
+      [5, 'line 6'],
+      [19, 'line 20'],
+      [29, 'line 30'],
+    ]);
+  });
+
+  it('show a hunk the buffer made stale as stale (not pending), and back once it matches again', () => {
+    const stale = liveHunk(hunk(), { line: 5, status: 'stale' });
+    assert.equal(hunkNode(stale).icon.id, 'warning');
+    assert.equal(hunkNode(stale).contextValue, 'baton.hunk.stale');
+    assert.equal(liveHunk(hunk({ status: 'stale' }), { line: 5, status: 'pending' }).status, 'pending');
+    assert.equal(liveHunk(hunk({ status: 'accepted' }), { line: 5, status: 'in_buffer' }).status, 'accepted');
+    // Decided hunks the editor no longer shows keep what the server said.
+    assert.equal(liveHunk(hunk({ status: 'rejected' }), { line: 9, status: 'pending' }).line, 5);
+  });
+
+  it('show a landed hunk as landed, to keep or undo', () => {
+    const node = hunkNode(hunk({ landed: true }));
+    assert.equal(node.shown, 'landed');
+    assert.equal(node.contextValue, 'baton.hunk.landed');
+    assert.equal(node.icon.id, 'diff-added');
   });
 });
