@@ -3,7 +3,7 @@
 # into .tools/claude-code/; the stamp names the version, so changing it reinstalls.
 CLAUDE_VERSION := 2.1.328
 CLAUDE_DIR := .tools/claude-code
-CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
+CLAUDE_BIN := $(abspath $(CLAUDE_DIR))/node_modules/.bin/claude
 CLAUDE_STAMP := $(CLAUDE_DIR)/.installed-$(CLAUDE_VERSION)
 
 .PHONY: claude-code

@@ -76,7 +76,8 @@ HOOK_EVENTS = (
 
 # The hook program, written next to the log: append the stdin JSON as one line to the log,
 # then answer as the reply table next to it says (keyed "Event:ToolName", then "Event"):
-# {"stdout", "stderr", "exit", "block": FIFO}. One command per event: one record per firing.
+# {"stdout", "stderr", "exit", "block": FIFO, "once"}. One command per event: one record per
+# firing.
 # Claude Code quotes the command in what it tells the model of a failed hook: keep it short.
 _HOOK_PROGRAM = """\
 import json, sys
@@ -85,7 +86,16 @@ event = json.loads(sys.stdin.read())
 with open(log, "a") as f:
     f.write(json.dumps(event) + "\\n")
 name = event.get("hook_event_name", "")
-reply = replies.get(name + ":" + str(event.get("tool_name")), replies.get(name, {}))
+key = name + ":" + str(event.get("tool_name"))
+key = key if key in replies else name
+reply = replies.get(key, {})
+if reply.get("once"):
+    import os
+    marker = sys.argv[2] + "." + key + ".used"
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        reply = {}
 if reply.get("block"):
     open(reply["block"]).read()
 out = reply.get("stdout")
@@ -113,16 +123,23 @@ def claude_bin() -> Path:
 class HookReply:
     """What a hook answers: `stdout` (a JSON-able value is dumped), `stderr`, exit code.
     With `block`, a FIFO path, the hook first waits (after recording its input) until
-    something is written to it: Claude Code is then held at a known instant."""
+    something is written to it: Claude Code is then held at a known instant. With `once`,
+    only the first firing answers so; later ones answer nothing and exit 0."""
 
     stdout: Any = None
     stderr: str = ""
     exit: int = 0
     block: Path | None = None
+    once: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        block = str(self.block) if self.block else None
-        return {"stdout": self.stdout, "stderr": self.stderr, "exit": self.exit, "block": block}
+        return {
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "exit": self.exit,
+            "block": str(self.block) if self.block else None,
+            "once": self.once,
+        }
 
     @staticmethod
     def context(event: str, text: str) -> HookReply:
@@ -150,6 +167,8 @@ def hook_command(log: Path, replies: Mapping[str, HookReply] | None = None) -> s
     program = log.with_name(f"{log.stem}.hook.py")
     table = log.with_name(f"{log.stem}.replies.json")
     program.write_text(_HOOK_PROGRAM)
+    for used in log.parent.glob(f"{table.name}.*.used"):  # a new table: `once` starts afresh
+        used.unlink()
     table.write_text(json.dumps({k: v.as_json() for k, v in (replies or {}).items()}))
     return shlex.join([sys.executable, str(program), str(log), str(table)])
 

@@ -238,6 +238,11 @@ def test_a_scripted_session_edits_files_and_every_hook_reports_it(
     offered = model.turns[0].tool_names
     assert {"Read", "Edit", "Write", "Bash", "TaskCreate", "TaskUpdate"} <= set(offered)
     assert "MultiEdit" not in offered and "TodoWrite" not in offered
+    # Nothing but the main loop called the model: no side queries, no count_tokens, no
+    # other path (with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1).
+    assert [(r.path, r.query, r.main_loop) for r in model.requests] == [
+        ("/v1/messages", "beta=true", True)
+    ] * len(script)
     # Each reply's tool results come back in the next request, in order.
     assert [r.turn_index for r in model.turns] == list(range(len(script)))
     for index, request in enumerate(model.turns[1:], start=1):
@@ -425,6 +430,62 @@ def test_hook_exit_codes_2_blocks_with_stderr_and_1_only_warns(
     assert ran.get("is_error") is False and "Baton: exit 1" not in json.dumps(model.turns[2].body)
     events = sequence(read_events(events_log))
     assert ("PostToolUse", "Write") not in events and ("PostToolUse", "Bash") in events
+
+
+def test_post_tool_use_block_comes_after_the_edit_and_a_stop_block_makes_the_model_go_on(
+    workspace: Path, events_log: Path
+) -> None:
+    calc, new, moved = workspace / "calc.py", workspace / "new.py", workspace / "moved.py"
+    replies = {
+        "PostToolUse:Edit": HookReply({"decision": "block", "reason": "Baton: rejected"}),
+        "PreToolUse:Write": HookReply(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow",
+                    "updatedInput": {"file_path": str(moved), "content": "Y = 2\n"},
+                }
+            }
+        ),
+        "Stop": HookReply({"decision": "block", "reason": "Baton: review first"}, once=True),
+    }
+    command = claude.hook_command(events_log, replies)
+    install_hooks(workspace, events_log, replies)
+    script = [
+        [Turn.call("Read", file_path=str(calc))],
+        [Turn.call("Edit", file_path=str(calc), old_string="a + b", new_string="b + a")],
+        [Turn.call("Write", file_path=str(new), content="X = 1\n")],
+        "Stopping.",
+        "Reviewed, stopping.",
+    ]
+    with ScriptedModel(script) as model:
+        result = run(workspace, "Go", model)
+
+    # PostToolUse's block cannot undo the edit: it is on disk and the tool result says so;
+    # the reason reaches the model as a system entry after it, quoting the hook's command.
+    assert calc.read_text() == "def add(a, b):\n    return b + a\n"
+    after_edit = model.turns[2]
+    assert "updated successfully" in after_edit.tool_results()[0]["content"]
+    assert after_edit.system_messages()[-1] == (
+        f'PostToolUse:Edit hook blocking error from command: "{command}": Baton: rejected'
+    )
+    # updatedInput replaces the call's input before it runs; PostToolUse reports the new one.
+    assert moved.read_text() == "Y = 2\n" and not new.exists()
+    events = read_events(events_log)
+    post_write = next(
+        e for e in events if e["hook_event_name"] == "PostToolUse" and e["tool_name"] == "Write"
+    )
+    assert post_write["tool_input"] == {"file_path": str(moved), "content": "Y = 2\n"}
+    # A Stop block is fed back as a user message and the model gets another turn; the next
+    # Stop says stop_hook_active.
+    assert model.turns[4].messages[-2] == {
+        "role": "user",
+        "content": "Stop hook feedback:\nBaton: review first",
+    }
+    stops = [e for e in events if e["hook_event_name"] == "Stop"]
+    assert [e["stop_hook_active"] for e in stops] == [False, True]
+    assert [e["last_assistant_message"] for e in stops] == ["Stopping.", "Reviewed, stopping."]
+    assert result.result is not None and result.result["result"] == "Reviewed, stopping."
 
 
 @pytest.mark.parametrize("how", ["resume", "continue"])
