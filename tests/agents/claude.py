@@ -352,7 +352,7 @@ def run(
         args=args,
         env=env,
     )
-    with _reaped(process):
+    with reaped(process):
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -366,7 +366,8 @@ def run(
 
 
 @contextlib.contextmanager
-def _reaped(process: subprocess.Popen[str]) -> Iterator[None]:
+def reaped(process: subprocess.Popen[str]) -> Iterator[None]:
+    """Kill the process group on the way out if the process still runs (a failed test)."""
     try:
         yield
     finally:

@@ -86,13 +86,19 @@ def sequence(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     return [(e["hook_event_name"], e.get("tool_name")) for e in events]
 
 
-def wait_for_event(log: Path, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The first recorded hook input matching `predicate`, once a hook has written it."""
+def wait_for_event(
+    log: Path, predicate: Callable[[dict[str, Any]], bool], process: subprocess.Popen[str]
+) -> dict[str, Any]:
+    """The first recorded hook input matching `predicate`, once a hook has written it, while
+    `process` runs."""
     deadline = time.monotonic() + RUN_TIMEOUT
     while True:
         for event in read_events(log):
             if predicate(event):
                 return event
+        if process.poll() is not None:
+            out, err = process.communicate()
+            pytest.fail(f"claude exited {process.returncode} first: {err}{out}")
         assert time.monotonic() < deadline, f"no such hook event in {log}"
         time.sleep(0.05)
 
@@ -575,11 +581,14 @@ def test_sigkill_in_a_tool_hook_resumes_with_an_interrupted_tool_result(
     ]
     with ScriptedModel(script) as model:
         process = claude.start(workspace, "Swap", model)
-        held = wait_for_event(
-            events_log, lambda e: e["hook_event_name"] == hook and e.get("tool_name") == "Edit"
-        )
-        wait_for_transcript(workspace, held["session_id"], held["tool_use_id"])
-        claude.kill(process)
+        with claude.reaped(process):
+            held = wait_for_event(
+                events_log,
+                lambda e: e["hook_event_name"] == hook and e.get("tool_name") == "Edit",
+                process,
+            )
+            wait_for_transcript(workspace, held["session_id"], held["tool_use_id"])
+            claude.kill(process)
         assert process.returncode == -9
         install_hooks(workspace, events_log)
         again = run(workspace, "Go on", model, resume=held["session_id"])
