@@ -2,6 +2,8 @@
 
     agent.py seed WS      a workspace where an agent proposed three hunks in calc.py (task 'tidy')
     agent.py more WS      another agent process commits a second task (util.py, task 'more')
+    agent.py inline WS    a third task for the inline view (task 'inline': two hunks in
+                          shapes.py, one in colors.py)
     agent.py state WS ID  print the stored hunks of a task as JSON (status, comment, path)
 
 The seed is the one tests/lsp/conftest.py uses, so both suites review the same proposals.
@@ -19,6 +21,8 @@ from baton.workspace import Workspace
 
 CALC = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
 UTIL = "def greet(name):\n    return 'hello ' + name\n"
+SHAPES = "".join(f"def area{n}(x):\n    return x * {n}\n\n\n" for n in range(1, 6))
+COLORS = "RED = 1\nGREEN = 2\nBLUE = 3\n"
 
 
 async def seed(root: Path) -> None:
@@ -44,6 +48,18 @@ async def more(root: Path) -> None:
         await task.propose("util.py", UTIL.replace("'hello '", "'Hello, '"), summary="capitalize")
 
 
+async def inline(root: Path) -> None:
+    (root / "shapes.py").write_text(SHAPES)
+    (root / "colors.py").write_text(COLORS)
+    async with await Worker.open(root, worker_id="agent-3", ttl=60) as worker:
+        task = await worker.begin("Bigger shapes", "scale the areas", task_id="inline")
+        await task.read("shapes.py")
+        await task.read("colors.py")
+        shapes = SHAPES.replace("x * 2\n", "x * 20\n    # twenty\n").replace("x * 4\n", "x * 40\n")
+        await task.propose("shapes.py", shapes, summary="scale")
+        await task.propose("colors.py", COLORS.replace("GREEN = 2", "GREEN = 22"), summary="greener")
+
+
 async def state(root: Path, task_id: str) -> None:
     ws = await Workspace.open(root)
     try:
@@ -63,6 +79,8 @@ def main(argv: list[str]) -> None:
         asyncio.run(seed(root))
     elif cmd == "more":
         asyncio.run(more(root))
+    elif cmd == "inline":
+        asyncio.run(inline(root))
     elif cmd == "state":
         asyncio.run(state(root, argv[2]))
     else:

@@ -36,6 +36,7 @@ function indent(text: string): string {
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', timeout: 60_000, color: false, reporter: 'dot' });
   mocha.addFile(path.join(__dirname, 'baton.test.js'));
+  mocha.addFile(path.join(__dirname, 'inline.test.js')); // goes on in the same workspace
   return new Promise((resolve, reject) => {
     try {
       const runner = mocha.run((failures) =>

@@ -1,0 +1,215 @@
+// The inline view, next / previous and the hunk at the cursor, in the real extension host
+// against the real `baton serve`. Runs after baton.test.ts, in the same workspace: a third
+// agent process proposes task 'inline' (two hunks in shapes.py, one in colors.py).
+
+import * as assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { BatonApi } from '../../src/extension';
+import type { HunkNode } from '../../src/treeNodes';
+
+const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
+
+function folder(): string {
+  const f = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(f, 'a workspace folder is open');
+  return f.uri.fsPath;
+}
+
+function agent(...args: string[]): Promise<string> {
+  const python = vscode.workspace.getConfiguration('baton').get<string>('python', '');
+  return new Promise((resolve, reject) => {
+    execFile(python, [AGENT, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`agent.py ${args.join(' ')}: ${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+let describe: () => string = () => '';
+
+/** Polls a condition every 100 ms up to a generous deadline (a busy 2-core machine): no
+ * fixed sleeps. */
+async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+      last = value;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${String(last)})\n${describe()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+suite('The inline view, next / previous, the hunk at the cursor', () => {
+  let api: BatonApi;
+  let shapes: vscode.Uri;
+  let colors: vscode.Uri;
+
+  const drawn = () => api.inline.drawnIn(shapes.toString());
+  const rows = () => api.tree.hunks().filter((h) => h.hunk.taskId === 'inline');
+  const row = (line: number): HunkNode | undefined => rows().find((h) => h.hunk.path === 'shapes.py' && h.hunk.line === line);
+  const cursor = () => vscode.window.activeTextEditor?.selection.active.line;
+  const activeFile = () => vscode.window.activeTextEditor?.document.uri.toString();
+
+  suiteSetup(async () => {
+    const ext = vscode.extensions.getExtension<BatonApi>('baton-dev.baton');
+    assert.ok(ext);
+    api = await ext.activate();
+    shapes = vscode.Uri.file(path.join(folder(), 'shapes.py'));
+    colors = vscode.Uri.file(path.join(folder(), 'colors.py'));
+    describe = () =>
+      JSON.stringify({
+        drawn: drawn(),
+        rows: rows().map((h) => [h.hunk.path, h.hunk.line, h.shown, h.description]),
+        placements: api.placements.all().map((s) => [s.uri.split('/').pop(), s.line, s.status]),
+        keys: api.hunks.contextKeys(),
+        cursor: [activeFile()?.split('/').pop(), cursor()],
+      }, null, 1);
+    await agent('inline', folder());
+    await waitFor('task inline with 3 hunks in the tree', () => rows().length === 3);
+  });
+
+  test("a proposal is drawn in the file: its old lines red, its new lines as ghost text", async () => {
+    await vscode.window.showTextDocument(shapes, { preview: false });
+    const d = await waitFor('both hunks drawn in shapes.py', () => {
+      const now = drawn();
+      return now.removed?.length === 2 && now.ghostAdded?.length === 2 && now;
+    });
+    assert.deepEqual(d.removed, [{ line: 5 }, { line: 13 }]);
+    assert.deepEqual(d.ghostAdded, [
+      { line: 5, text: 'return x * 20  ⏎  # twenty' },
+      { line: 13, text: 'return x * 40' },
+    ]);
+    assert.equal(d.added, undefined);
+  });
+
+  test("typing above the hunks moves the drawing, the tree's line numbers and Go to Hunk with them", async () => {
+    const editor = await vscode.window.showTextDocument(shapes, { preview: false });
+    assert.ok(await editor.edit((e) => e.insert(new vscode.Position(0, 0), '# one\n# two\n')));
+    await waitFor('the drawing two lines down', () => JSON.stringify(drawn().removed) === JSON.stringify([{ line: 7 }, { line: 15 }]));
+    // The tree follows the buffer without a new baton/task: its rows say lines 8 and 16.
+    const moved = await waitFor('the tree rows on lines 8 and 16', () => {
+      const r = row(7);
+      return r && row(15) && r.description === 'line 8' && r;
+    });
+    // A click on the row goes to the line the hunk is on now.
+    await vscode.commands.executeCommand('baton.revealHunk', moved);
+    await waitFor('the cursor on line 8 of shapes.py', () => activeFile() === shapes.toString() && cursor() === 7);
+    // So does the diff view's title.
+    await vscode.commands.executeCommand('baton.showHunkDiff', moved);
+    const label = await waitFor('the diff tab', () => {
+      const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+      return tab?.input instanceof vscode.TabInputTextDiff && tab.label;
+    });
+    assert.match(label, /^shapes\.py:8 — Baton hunk /);
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
+
+  test('a hunk the buffer made stale shows the stale icon in the tree, and pending again once undone', async () => {
+    const editor = await vscode.window.showTextDocument(shapes, { preview: false });
+    const line = editor.document.lineAt(15); // `    return x * 4`
+    assert.equal(line.text, '    return x * 4');
+    assert.ok(await editor.edit((e) => e.replace(line.range, '    return x * 5')));
+    const stale = await waitFor('the row stale', () => {
+      const r = rows().find((h) => h.hunk.path === 'shapes.py' && h.shown === 'stale');
+      return r;
+    });
+    assert.equal(stale.icon.id, 'warning');
+    await waitFor('its drawing gone', () => drawn().removed?.length === 1);
+    await vscode.commands.executeCommand('undo');
+    await waitFor('pending again, drawn again', () => row(15)?.shown === 'pending' && drawn().removed?.length === 2);
+  });
+
+  test('next / previous go through the hunks of the file, then the other file of the task', async () => {
+    const editor = await vscode.window.showTextDocument(shapes, { preview: false });
+    editor.selection = new vscode.Selection(0, 0, 0, 0);
+    await vscode.commands.executeCommand('baton.nextHunk');
+    assert.equal(cursor(), 7);
+    await waitFor('the context keys of a proposal at the cursor', () =>
+      api.hunks.contextKeys()['baton.cursorHunk'] === 'proposal' && api.hunks.contextKeys()['baton.cursor.canAccept'] === true,
+    );
+    await vscode.commands.executeCommand('baton.nextHunk');
+    assert.equal(cursor(), 15);
+    await vscode.commands.executeCommand('baton.nextHunk');
+    assert.equal(activeFile(), colors.toString(), 'on to colors.py, the other file of task inline');
+    assert.equal(cursor(), 1);
+    await vscode.commands.executeCommand('baton.previousHunk');
+    assert.equal(activeFile(), shapes.toString());
+    assert.equal(cursor(), 15);
+    await vscode.commands.executeCommand('baton.previousHunk');
+    assert.equal(cursor(), 7);
+    // Off any hunk: nothing to decide.
+    vscode.window.activeTextEditor!.selection = new vscode.Selection(0, 0, 0, 0);
+    await waitFor('no hunk at the cursor', () => api.hunks.contextKeys()['baton.cursorHunk'] === '');
+  });
+
+  test('Accept Hunk at the cursor puts it in the buffer, draws it green, and moves to the next hunk', async () => {
+    const editor = await vscode.window.showTextDocument(shapes, { preview: false });
+    editor.selection = new vscode.Selection(7, 0, 7, 0);
+    await waitFor('a proposal at the cursor', () => api.hunks.contextKeys()['baton.cursor.canAccept'] === true);
+    await vscode.commands.executeCommand('baton.acceptHunk');
+    await waitFor('the hunk in the buffer', () => editor.document.getText().includes('    return x * 20\n    # twenty\n'));
+    await waitFor('the cursor on the next hunk (it moved down a line)', () => cursor() === 16);
+    await waitFor('the accepted lines drawn green, the replaced line as ghost text', () => {
+      const d = drawn();
+      return JSON.stringify(d.added) === JSON.stringify([{ line: 7 }, { line: 8 }]) &&
+        JSON.stringify(d.ghostRemoved) === JSON.stringify([{ line: 7, text: 'return x * 2' }]) &&
+        JSON.stringify(d.removed) === JSON.stringify([{ line: 16 }]);
+    });
+  });
+
+  test('undoing an accepted edit (Ctrl+Z) says it is still accepted and offers to put it back', async () => {
+    const editor = await vscode.window.showTextDocument(shapes, { preview: false });
+    const warnings: string[] = [];
+    const original = vscode.window.showWarningMessage;
+    (vscode.window as { showWarningMessage: unknown }).showWarningMessage = (message: string, ...choices: string[]) => {
+      warnings.push(`${message} [${choices.join('|')}]`);
+      return Promise.resolve(choices.includes('Put It Back') ? 'Put It Back' : undefined);
+    };
+    try {
+      await vscode.commands.executeCommand('undo');
+      const said = await waitFor('the warning about the undone accept', () => warnings.find((w) => w.includes('you undid hunk')));
+      assert.match(said, /but it is still accepted/);
+      assert.match(said, /next start of the Baton server writes it/);
+      const hasReopen = api.client.serverCommands().has('baton.reopen');
+      assert.ok(said.endsWith(hasReopen ? '[Un-accept|Put It Back]' : '[Put It Back]'), said);
+      // Put It Back (baton.apply of the hunk) sends the edit to the buffer again.
+      await waitFor('the hunk back in the buffer', () => editor.document.getText().includes('    return x * 20\n    # twenty\n'));
+    } finally {
+      (vscode.window as { showWarningMessage: unknown }).showWarningMessage = original;
+    }
+    assert.ok(await editor.document.save());
+    await waitFor('the hunk applied, not drawn any more', () => !drawn().added && drawn().removed?.length === 1);
+  });
+
+  test("the default keybindings: Baton's keys, and which of VS Code's use the same ones", async () => {
+    await vscode.commands.executeCommand('workbench.action.openDefaultKeybindingsFile');
+    const doc = await waitFor('the default keybindings', () => {
+      const d = vscode.window.activeTextEditor?.document;
+      return d && d.getText().includes('"key"') && d;
+    });
+    const defaults = [...doc.getText().matchAll(/"key":\s*"([^"]+)",\s*"command":\s*"([^"]+)"(?:,\s*"when":\s*"((?:[^"\\]|\\.)*)")?/g)]
+      .map((m) => ({ key: m[1]!, command: m[2]!, when: m[3] }));
+    assert.ok(defaults.length > 100, `read only ${defaults.length} default keybindings`);
+    // Baton's keys are VS Code's own for agent edits (chat editing: Alt+F5 / Shift+Alt+F5
+    // navigate, Ctrl+Shift+Enter keeps a hunk, Ctrl+Shift+Backspace undoes it), scoped like
+    // them to where a Baton hunk is; what they shadow there is listed in mocha.log.
+    const ours = ['alt+f5', 'shift+alt+f5', 'ctrl+shift+enter', 'ctrl+shift+backspace'];
+    const taken = defaults.filter((k) => ours.includes(k.key) && !k.command.startsWith('baton.'));
+    const lines = taken.map((k) => `${k.key}: ${k.command} (${k.when ?? 'always'})`);
+    // Measured, for docs/editors.md: into the run's mocha.log (see index.ts).
+    fs.appendFileSync(path.join(path.dirname(folder()), 'mocha.log'), `default keybindings on Baton's keys:\n  ${lines.join('\n  ')}\n`);
+    assert.deepEqual(taken.filter((k) => !k.when), [], 'no default binds these keys everywhere');
+    const mine = defaults.filter((k) => k.command.startsWith('baton.')).map((k) => `${k.key}: ${k.command}`);
+    assert.ok(mine.includes('alt+f5: baton.nextHunk') && mine.includes('ctrl+shift+enter: baton.acceptHunk'), mine.join('; '));
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
+});
