@@ -372,11 +372,19 @@ class Task:
 
     @refuses_invalid
     async def remark(
-        self, kind: Literal["feedback", "decision", "note"], text: str, hunk_id: str | None = None
+        self,
+        kind: Literal["feedback", "decision", "note"],
+        text: str,
+        hunk_id: str | None = None,
+        *,
+        author: str = "agent",
     ) -> None:
+        """`author`: who said it — the agent, or the developer whose words an adapter
+        relays (a later prompt)."""
         op_kind = OpKind(f"context.{kind}")
-        payload = ContextText(text=text, hunk_id=hunk_id)
-        await self._record(op_kind, payload, (text, hunk_id))
+        payload = ContextText(text=text, hunk_id=hunk_id, author=author)
+        key = (text, hunk_id) if author == "agent" else (text, hunk_id, author)
+        await self._record(op_kind, payload, key)
 
     # --- changes ----------------------------------------------------------------------
 

@@ -233,8 +233,7 @@ def _next_actions(b: HandoffBrief) -> list[str]:
         )
     if len(b.pending) > len(landed):
         todo.append(
-            f"Wait for review of {len(b.pending) - len(landed)} pending hunk(s); "
-            "do not ask again."
+            f"Wait for review of {len(b.pending) - len(landed)} pending hunk(s); do not ask again."
         )
     if any(h.status == HunkStatus.UNDONE for h in b.rejected):
         todo.append(

@@ -229,14 +229,36 @@ async def cmd_resume(args: argparse.Namespace) -> None:
     emit(args, brief, lambda: render_markdown(brief).rstrip())
 
 
+DECISIONS = {
+    "accept": Decision.ACCEPTED,
+    "keep": Decision.ACCEPTED,
+    "reject": Decision.REJECTED,
+    "undo": Decision.REJECTED,
+    "reopen": Decision.REOPENED,
+}
+
+
+def status_word(h: HunkState) -> str:
+    """A hunk's status as the developer says it: a landed hunk is kept or undone."""
+    if h.landed:
+        return {
+            HunkStatus.PENDING: "landed",
+            HunkStatus.APPLIED: "kept",
+            HunkStatus.REJECTED: "undo due",
+            HunkStatus.ACCEPTED: "redo due",
+        }.get(h.status, h.status.value)
+    return h.status.value
+
+
 async def cmd_decide(args: argparse.Namespace) -> None:
-    decision = Decision.ACCEPTED if args.command == "accept" else Decision.REJECTED
+    decision = DECISIONS[args.command]
     edited = None
     if getattr(args, "edited", None):
         if len(args.hunks) != 1:
             raise ReviewRefused("--edited applies to one hunk at a time")
         text = decode_input(read_input(args.edited, "--edited"), "--edited")
         edited = text.splitlines(keepends=True)
+    conflicts: list[str] = []
     async with await open_workspace(args) as ws:
         results = []
         for ref in args.hunks:
@@ -252,7 +274,32 @@ async def cmd_decide(args: argparse.Namespace) -> None:
                     reviewer=args.reviewer,
                 )
             )
-    emit(args, results, lambda: "\n".join(f"{h.id} {h.status.value}" for h in results))
+        if args.command == "undo":  # the file follows at once; `reject` waits for `apply`
+            written = []
+            for ref in args.hunks:
+                task_id, hunk = await find_hunk(ws, ref)
+                written += await apply_accepted(ws, task_id, [hunk.id])
+                results = [
+                    (await ws.state(task_id)).hunks[h.id] if h.id == hunk.id else h for h in results
+                ]
+            conflicts = [e.detail for e in written if e.outcome == "conflict"]
+    emit(args, results, lambda: "\n".join(f"{h.id} {status_word(h)}" for h in results))
+    if conflicts:  # recorded, not written: the developer's newer edit is in those lines
+        raise CommandFailed("; ".join(conflicts))
+
+
+async def cmd_init(args: argparse.Namespace) -> None:
+    from .adapters.install import init
+
+    root = Path(args.workspace).resolve() if args.workspace else Path.cwd()
+    async with await Workspace.open(root):
+        pass  # .baton/ made now: the hooks find it whatever folder Claude Code starts in
+    changed = init(root, remove=args.remove)
+    emit(
+        args,
+        [{"path": str(c.path), "change": c.what} for c in changed],
+        lambda: "\n".join(f"{c.path}: {c.what}" for c in changed) or "nothing to change",
+    )
 
 
 async def cmd_apply(args: argparse.Namespace) -> None:
@@ -530,13 +577,19 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("resume", parents=[common], help="the handoff brief of a task")
     s.add_argument("task")
     s.set_defaults(run=cmd_resume)
-    for name, text in (("accept", "accept hunks"), ("reject", "reject hunks")):
+    for name, text in (
+        ("accept", "accept hunks"),
+        ("reject", "reject hunks"),
+        ("keep", "keep hunks the agent already wrote"),
+        ("undo", "undo hunks the agent already wrote (their old lines back, now)"),
+        ("reopen", "take a decision back while nothing was written for it"),
+    ):
         s = sub.add_parser(name, parents=[common], help=text)
         s.add_argument("hunks", nargs="+", metavar="HUNK", help="hunk id or unique prefix")
         s.add_argument("--reviewer", default="developer")
-        if name == "reject":
+        if name in ("reject", "undo", "keep"):
             s.add_argument("-m", "--comment", default="", help="why; the agent reads it")
-        else:
+        if name == "accept":
             s.add_argument(
                 "--edited",
                 metavar="FILE",
@@ -564,6 +617,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-w", "--workspace", help="workspace root (default: nearest .baton/)")
     s.add_argument("--worker", default=None, help="worker id (default: host:pid)")
     s.add_argument("--ttl", type=float, default=DEFAULT_TTL, help="lease seconds")
+    s.set_defaults(run=None)
+    s = sub.add_parser("init", parents=[common], help="set a workspace up under an agent product")
+    s.add_argument("product", choices=["claude-code"])
+    s.add_argument("--remove", action="store_true", help="take exactly Baton's entries out")
+    s.set_defaults(run=cmd_init)
+    s = sub.add_parser("hook", help="one hook event of an agent product (JSON on stdin)")
+    s.add_argument("product", choices=["claude-code"])
     s.set_defaults(run=None)
     s = sub.add_parser("demo", help="run the end-to-end crash-and-takeover demo")
     s.add_argument("--keep", action="store_true", help="keep the demo workspace")
@@ -668,6 +728,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
         return run_stdio(root, args.worker, args.ttl)
+    if args.command == "hook":
+        from .adapters import claude_code, hookio
+
+        answer = hookio.run(sys.stdin.buffer.read(), claude_code.hook)
+        if answer:
+            print(answer)
+        return EXIT_OK
     if args.command == "demo":
         from .demo import run_demo
 

@@ -19,6 +19,7 @@ from .models import (
     ContextListed,
     ContextRead,
     ContextText,
+    Delivered,
     EffectDone,
     EffectFailed,
     EffectIntent,
@@ -106,6 +107,8 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             state.remarks.append(
                 Remark(kind=kind, text=p.text, hunk_id=p.hunk_id, author=p.author, lsn=op.lsn)
             )
+        case Delivered():
+            state.delivered = max(state.delivered, p.up_to)
         case ChangeLanding() if p.landing_id not in state.landings:
             state.landings[p.landing_id] = LandingState(
                 id=p.landing_id,

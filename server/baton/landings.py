@@ -100,17 +100,29 @@ async def _announce(
 
 
 async def settle(
-    ws: Workspace, task_id: str, landing_id: str, *, after_tool: bool = True, epoch: int = 0
+    ws: Workspace,
+    task_id: str,
+    landing_id: str,
+    *,
+    after_tool: bool = True,
+    vouched: bool = False,
+    epoch: int = 0,
 ) -> Landed:
     """Record how a landing ended, judging by the file now (see the module docstring).
     `after_tool`: called right after the tool ran (its own hook); False in recovery, where
-    a file matching no expectation may not be the tool's doing at all."""
+    a file matching no expectation may not be the tool's doing at all. `vouched`: the
+    tool's own report says it started from the announced pre-image, so what the file is
+    now is its doing, whatever was expected (an expectation is only Baton's reading of
+    the tool's input)."""
     state = await ws.state(task_id)
     landing = state.landings[landing_id]
     if landing.status != "intent":
         return _result(state, landing)
     _, post = await asyncio.to_thread(read_current, ws.root, landing.path)
-    outcome = _outcome(landing, content_hash(post) if post is not None else None, after_tool)
+    post_hash = content_hash(post) if post is not None else None
+    outcome = "landed" if vouched else _outcome(landing, post_hash, after_tool)
+    if post_hash == landing.pre_hash:
+        outcome = "unchanged"
     edited_over: tuple[str, ...] = ()
     if outcome == "unchanged":
         built = build_landed(task_id, landing.path, landing_id, None, None, (), "unchanged")

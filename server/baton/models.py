@@ -38,6 +38,7 @@ class OpKind(StrEnum):
     CONTEXT_FEEDBACK = "context.feedback"
     CONTEXT_DECISION = "context.decision"
     CONTEXT_NOTE = "context.note"
+    CONTEXT_DELIVERED = "context.delivered"
     CHANGE_PROPOSED = "change.proposed"
     CHANGE_LANDING = "change.landing"
     CHANGE_LANDED = "change.landed"
@@ -139,6 +140,13 @@ class ContextText(Model):
     text: Text
     hunk_id: str | None = None
     author: str = "agent"
+
+
+class Delivered(Model):
+    """The developer's feedback up to this LSN reached the agent (an adapter put it in
+    the model's context): the next turn gets only what came after."""
+
+    up_to: int = Field(ge=0)
 
 
 class HunkRef(Model):
@@ -259,6 +267,7 @@ Payload = (
     | ContextRead
     | ContextListed
     | ContextText
+    | Delivered
     | ChangeLanded
     | ChangeProposed
     | ChangeLanding
@@ -280,6 +289,7 @@ PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
     OpKind.CONTEXT_FEEDBACK: ContextText,
     OpKind.CONTEXT_DECISION: ContextText,
     OpKind.CONTEXT_NOTE: ContextText,
+    OpKind.CONTEXT_DELIVERED: Delivered,
     OpKind.CHANGE_PROPOSED: ChangeProposed,
     OpKind.CHANGE_LANDING: ChangeLanding,
     OpKind.CHANGE_LANDED: ChangeLanded,
@@ -455,6 +465,8 @@ class TaskState(Model):
     files_read: dict[str, FileRead] = Field(default_factory=dict)
     listings: dict[str, Listing] = Field(default_factory=dict)
     remarks: list[Remark] = Field(default_factory=list)
+    delivered: int = 0
+    """The LSN up to which the developer's feedback reached the agent (`Delivered`)."""
     changes: dict[str, Change] = Field(default_factory=dict)
     hunks: dict[str, HunkState] = Field(default_factory=dict)
     effects: dict[str, EffectState] = Field(default_factory=dict)

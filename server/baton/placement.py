@@ -18,6 +18,10 @@ from .models import HunkBody, HunkState, HunkStatus
 class Shown(StrEnum):
     PENDING = "pending"
     """Proposed, waiting for the developer."""
+    LANDED = "landed"
+    """Written by the agent's own tool, in the text, waiting for the developer: keep or
+    undo. A landed hunk whose undo (or redo) is decided but not written yet is shown
+    `accepted` (its write is due), then `in_buffer`, like an accepted proposal."""
     ACCEPTED = "accepted"
     """Accepted, the file still has the old lines."""
     IN_BUFFER = "in_buffer"
@@ -45,6 +49,13 @@ class Placed:
     eol: str = ""
     """A final line break the text gained since the hunk was made (see locate_tolerant)."""
 
+    @property
+    def writes(self) -> Lines:
+        """The lines the hunk's due write puts where it sits: its old ones for an undo."""
+        if self.hunk.landed and self.hunk.status == HunkStatus.REJECTED:
+            return tuple(self.body.old)
+        return self.new
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -66,6 +77,9 @@ def _place_one(lines: Lines, c: Candidate) -> Placed:
     context = (tuple(c.body.before), tuple(c.body.after))
     status = c.hunk.status
     nowhere = min(c.expected, len(lines))
+    undo = c.hunk.landed and status == HunkStatus.REJECTED
+    # What a due write replaces, and by what (effects.write_lines): an undo swaps them.
+    before, after = (c.new, old) if undo else (old, c.new)
 
     def at(shown: Shown, found: Located | None, count: int) -> Placed:
         if found is None:
@@ -74,14 +88,15 @@ def _place_one(lines: Lines, c: Candidate) -> Placed:
 
     if status == HunkStatus.APPLIED:
         return at(Shown.APPLIED, locate_tolerant(lines, c.new, *context, c.expected), len(c.new))
-    found = locate_tolerant(lines, old, *context, c.expected)
-    if status == HunkStatus.ACCEPTED and c.hunk.conflict:
-        return at(Shown.CONFLICT, found, len(old))
+    if c.hunk.landed and status == HunkStatus.PENDING:
+        found = locate_tolerant(lines, c.new, *context, c.expected)
+        return at(Shown.LANDED, found, len(c.new)) if found else at(Shown.STALE, None, 0)
+    found = locate_tolerant(lines, before, *context, c.expected)
+    if c.hunk.wants_write and c.hunk.conflict:
+        return at(Shown.CONFLICT, found, len(before))
     if found is not None:
         shown = Shown.PENDING if status == HunkStatus.PENDING else Shown.ACCEPTED
-        return at(shown, found, len(old))
-    if status == HunkStatus.ACCEPTED and (
-        found := locate_tolerant(lines, c.new, *context, c.expected)
-    ):
-        return at(Shown.IN_BUFFER, found, len(c.new))
+        return at(shown, found, len(before))
+    if c.hunk.wants_write and (found := locate_tolerant(lines, after, *context, c.expected)):
+        return at(Shown.IN_BUFFER, found, len(after))
     return at(Shown.STALE, None, 0)

@@ -58,13 +58,13 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
     view = await views.place_file(ls, FileRef(ws, hunk.path, uri))
     here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
     if here is None or here.shown not in (Shown.ACCEPTED, Shown.IN_BUFFER):
-        if hunk.status == HunkStatus.APPLIED:
-            return "already"
-        if hunk.status != HunkStatus.ACCEPTED:
-            raise ValueError(f"hunk {hunk.id} is {hunk.status}, not accepted")
+        if not hunk.wants_write:
+            if hunk.status in (HunkStatus.APPLIED, HunkStatus.UNDONE):
+                return "already"
+            raise ValueError(f"hunk {hunk.id} is {hunk.status}: nothing to write")
         ls.tell(
-            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays accepted, and "
-            "the agent will re-propose it or apply it once the code matches again",
+            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays {hunk.status}, "
+            "and is written once the code matches again (or re-proposed by the agent)",
             types.MessageType.Warning,
         )
         return "stale"
@@ -78,7 +78,7 @@ async def hold(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, ur
     """A client that cannot take edits: the decision stands and nothing is written (see
     `BatonServer.writes_files`). A buffer that already shows the new lines is on its way
     to the file: its save is the write, so record that intent."""
-    if hunk.status == HunkStatus.APPLIED:
+    if not hunk.wants_write:
         return "already"
     if uri in ls.workspace.text_documents:
         view = await views.place_file(ls, FileRef(ws, hunk.path, uri))
@@ -139,7 +139,7 @@ async def note_buffered(ls: BatonServer, uri: str) -> bool:
 
 def hunk_edit(ls: BatonServer, lines: Lines, here: Placed) -> types.TextEdit:
     """The edit that replaces exactly the hunk's lines with its new ones."""
-    new_text = "".join(here.new)
+    new_text = "".join(here.writes)
     if here.eol and not new_text.endswith("\n"):
         new_text += here.eol  # keep the final newline the editor added since
     return types.TextEdit(
@@ -158,7 +158,7 @@ def put_edit(ls: BatonServer, lines: Lines, here: Placed) -> types.TextEdit:
         return hunk_edit(ls, lines, here)
     last = here.line + here.count - 1
     end = types.Position(last, len(lines[last].rstrip("\r\n").encode("utf-8")))
-    new_text = "".join(here.new)
+    new_text = "".join(here.writes)
     for eol in ("\r\n", "\n"):
         if new_text.endswith(eol):  # the buffer keeps its own final line break
             new_text = new_text[: -len(eol)]
@@ -183,7 +183,10 @@ async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> 
     """Ask the editor to replace the hunk's lines, against the version it was placed in."""
     workspace_edit = buffer_edit(ls, uri, view.version, [hunk_edit(ls, view.lines, here)])
     request = ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=workspace_edit, label=f"Baton: accept {here.hunk.id}")
+        types.ApplyWorkspaceEditParams(
+            edit=workspace_edit,
+            label=f"Baton: {'undo' if here.writes != here.new else 'accept'} {here.hunk.id}",
+        )
     )
     timeout = ls.settings.apply_edit_timeout
     try:

@@ -63,6 +63,17 @@ def actions_for(
         ids = {"hunkId": hunk.hunk.id, "taskId": hunk.task_id}
         out.append(make(f"Baton: Accept — {hunk.hunk.summary}", p.ACCEPT, ids, hunk.hunk.id, True))
         out.append(make(f"Baton: Reject — {hunk.hunk.summary}", p.REJECT, ids, hunk.hunk.id))
+    for hunk in (x for x in placed if x.shown == Shown.LANDED):
+        ids = {"hunkId": hunk.hunk.id, "taskId": hunk.task_id}
+        out.append(make(f"Baton: Keep — {hunk.hunk.summary}", p.KEEP, ids, hunk.hunk.id, True))
+        out.append(make(f"Baton: Undo — {hunk.hunk.summary}", p.UNDO, ids, hunk.hunk.id))
+    landed = [x for x in (view.placed if view else []) if x.shown == Shown.LANDED]
+    if placed and len(landed) > 1:
+        out.append(make(f"Baton: Keep all {len(landed)} in this file", p.KEEP_ALL, {"uri": uri}))
+        out.append(make(f"Baton: Undo all {len(landed)} in this file", p.UNDO_ALL, {"uri": uri}))
+    for task_id in sorted({x.task_id for x in placed if x.shown == Shown.LANDED}):
+        out.append(make(f"Baton: Keep all of task {task_id}", p.KEEP_ALL, {"taskId": task_id}))
+        out.append(make(f"Baton: Undo all of task {task_id}", p.UNDO_ALL, {"taskId": task_id}))
     accepted = [x for x in placed if x.shown == Shown.ACCEPTED]
     if ls.writes_files():
         for hunk in accepted:

@@ -1,4 +1,5 @@
-"""Code lenses above each pending hunk: `Accept | Reject | Diff`."""
+"""Code lenses above each hunk awaiting review: `Accept | Reject | Diff` on a proposal,
+`Keep | Undo | Diff` on a change the agent already wrote."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ from ..placement import Shown
 from . import protocol as p
 from . import views
 from .state import BatonServer, store_request
+
+LENSES = {
+    Shown.PENDING: (("Accept", p.ACCEPT), ("Reject", p.REJECT), ("Diff", p.DIFF)),
+    Shown.LANDED: (("Keep", p.KEEP), ("Undo", p.UNDO), ("Diff", p.DIFF)),
+}
 
 
 def register(server: BatonServer) -> None:
@@ -19,12 +25,12 @@ def register(server: BatonServer) -> None:
             return []
         lenses = []
         for placed in view.placed:
-            if placed.shown != Shown.PENDING:
+            if placed.shown not in LENSES:
                 continue
             start = views.line_range(ls, view.lines, placed.line, 0).start
             where = types.Range(start, start)
             args = [{"hunkId": placed.hunk.id, "taskId": placed.task_id}]
-            for title, command in (("Accept", p.ACCEPT), ("Reject", p.REJECT), ("Diff", p.DIFF)):
+            for title, command in LENSES[placed.shown]:
                 lenses.append(
                     types.CodeLens(
                         range=where,

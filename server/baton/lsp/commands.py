@@ -31,8 +31,10 @@ async def keep_line_end(ls: BatonServer, ws: Workspace, hunk: HunkState, text: s
 
 
 async def decide_many(
-    ls: BatonServer, scope: p.ScopeArgs, decision: Decision
+    ls: BatonServer, scope: p.ScopeArgs, decision: Decision, *, landed: bool = False
 ) -> list[dict[str, Any]]:
+    """Decide every hunk awaiting review in the scope: proposals (Accept / Reject all) or
+    the agent's landed changes (Keep / Undo all), then write what the decisions ask."""
     ref = ls.file_for_uri(scope.uri) if scope.uri else None
     if scope.uri and ref is None:
         raise ValueError(f"{scope.uri} is not in a workspace with a Baton database")
@@ -44,12 +46,12 @@ async def decide_many(
         if scope.task_id and state.task_id != scope.task_id:
             continue
         for hunk in in_review_order(state.hunks_with(HunkStatus.PENDING)):
-            if ref is not None and hunk.path != ref.path:
+            if (ref is not None and hunk.path != ref.path) or hunk.landed != landed:
                 continue
             decided = await decide(
                 ws, state.task_id, hunk.id, decision, comment=scope.comment, reviewer=EDITOR
             )
-            if decision == Decision.ACCEPTED:
+            if decided.wants_write:
                 outcome = await apply_in_editor(ls, ws, state.task_id, decided)
                 outcomes.append((ls.uri_for(ws, hunk.path), outcome))
             done.append(views.hunk_view(ls, ws, state.task_id, decided))
@@ -57,11 +59,14 @@ async def decide_many(
     return done
 
 
-def decide_all(decision: Decision) -> Callable[..., Awaitable[list[dict[str, Any]]]]:
-    """`baton.acceptAll` / `baton.rejectAll`: every pending hunk of a file or a task."""
+def decide_all(
+    decision: Decision, *, landed: bool = False
+) -> Callable[..., Awaitable[list[dict[str, Any]]]]:
+    """`baton.acceptAll` / `baton.rejectAll` (proposals), `baton.keepAll` /
+    `baton.undoAll` (landed hunks): every one awaiting review in a file or a task."""
 
     async def handler(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
-        done = await decide_many(ls, p.parse(p.ScopeArgs, args), decision)
+        done = await decide_many(ls, p.parse(p.ScopeArgs, args), decision, landed=landed)
         await views.changed(ls, [h["uri"] for h in done], "review")
         return done
 
@@ -82,6 +87,25 @@ async def accept_and_apply(
     tell_held(ls, [(uri, outcome)])
     await views.changed(ls, [uri], "review")
     return {"hunk": views.hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+
+
+def decide_one(decision: Decision) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """`baton.keep`, `baton.undo` (with an optional comment the agent is told on its next
+    turn), `baton.reopen`: one hunk; whatever write the decision asks (an undo puts the
+    old lines back) goes through the editor like an accept."""
+
+    async def handler(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        a = p.parse(p.RejectArgs, args)
+        ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
+        hunk = await decide(ws, task_id, hunk.id, decision, comment=a.comment, reviewer=EDITOR)
+        uri = ls.uri_for(ws, hunk.path)
+        outcome = await apply_in_editor(ls, ws, task_id, hunk) if hunk.wants_write else "none"
+        tell_held(ls, [(uri, outcome)])
+        await views.changed(ls, [uri], "review")
+        hunk = (await ws.state(task_id)).hunks[hunk.id]
+        return {"hunk": views.hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+
+    return handler
 
 
 def register(server: BatonServer) -> None:
@@ -107,8 +131,20 @@ def register(server: BatonServer) -> None:
         await views.changed(ls, [ls.uri_for(ws, hunk.path)], "review")
         return {"hunk": views.hunk_view(ls, ws, task_id, hunk)}
 
-    for command, decision in ((p.ACCEPT_ALL, Decision.ACCEPTED), (p.REJECT_ALL, Decision.REJECTED)):
-        server.command(command)(store_request(decide_all(decision)))
+    for command, decision, landed in (
+        (p.ACCEPT_ALL, Decision.ACCEPTED, False),
+        (p.REJECT_ALL, Decision.REJECTED, False),
+        (p.KEEP_ALL, Decision.ACCEPTED, True),
+        (p.UNDO_ALL, Decision.REJECTED, True),
+    ):
+        server.command(command)(store_request(decide_all(decision, landed=landed)))
+
+    for command, decision in (
+        (p.KEEP, Decision.ACCEPTED),
+        (p.UNDO, Decision.REJECTED),
+        (p.REOPEN, Decision.REOPENED),
+    ):
+        server.command(command)(store_request(decide_one(decision)))
 
     @server.command(p.APPLY)
     @store_request
@@ -121,8 +157,7 @@ def register(server: BatonServer) -> None:
             todo = [  # conflicts wait for the agent or an explicit retry of that hunk
                 (ws, state.task_id, hunk)
                 for ws, state in await ls.states()
-                for hunk in state.hunks_with(HunkStatus.ACCEPTED)
-                if hunk.conflict is None
+                for hunk in state.to_write()
             ]
         results = []
         for ws, task_id, hunk in todo:

@@ -36,7 +36,26 @@ REJECT_ALL = "baton.rejectAll"
 APPLY = "baton.apply"
 REFRESH = "baton.refresh"
 DIFF = "baton.diff"
-COMMANDS = (ACCEPT, REJECT, ACCEPT_EDITED, ACCEPT_ALL, REJECT_ALL, APPLY, REFRESH, DIFF)
+KEEP = "baton.keep"
+UNDO = "baton.undo"
+REOPEN = "baton.reopen"
+KEEP_ALL = "baton.keepAll"
+UNDO_ALL = "baton.undoAll"
+COMMANDS = (
+    ACCEPT,
+    REJECT,
+    ACCEPT_EDITED,
+    ACCEPT_ALL,
+    REJECT_ALL,
+    APPLY,
+    REFRESH,
+    DIFF,
+    KEEP,
+    UNDO,
+    REOPEN,
+    KEEP_ALL,
+    UNDO_ALL,
+)
 
 SOURCE = "baton"
 
@@ -107,12 +126,16 @@ class HunkView(BaseModel):
     path: str
     uri: str
     status: str
-    """pending | accepted | applied | rejected | superseded, or stale when it cannot apply."""
+    """pending | accepted | applied | rejected | superseded | undone, or stale when it
+    cannot be placed."""
     line: int
     """0-based line where it sits now, or was expected when stale."""
     summary: str
     comment: str = ""
     conflict: str | None = None
+    landed: bool = False
+    """Written by the agent's own tool: `pending` means in the file, awaiting Keep or
+    Undo; `applied` is kept; `rejected` is an undo not written yet; `undone` is undone."""
 
 
 class TaskView(BaseModel):

@@ -29,6 +29,13 @@ from .state import BatonServer, FileRef, FileView
 
 SHOWN_STATUSES = (HunkStatus.PENDING, HunkStatus.ACCEPTED, HunkStatus.APPLIED)
 
+
+def shown(hunk: HunkState) -> bool:
+    """Worth placing in the editor: awaiting review, decided and due a write, or applied
+    (kept). A rejected proposal, an undone or superseded hunk is gone from view."""
+    return hunk.status in SHOWN_STATUSES or hunk.wants_write
+
+
 # --- the file view: hunks placed in a file's current text -----------------------------
 
 
@@ -54,7 +61,7 @@ async def place_file(ls: BatonServer, ref: FileRef) -> FileView:
     for task_id in await ref.ws.task_ids():
         state = await ref.ws.state(task_id)
         of_file = [state.hunks[i] for i in state.hunk_ids_of(ref.path)]
-        hunks = [h for h in of_file if h.status in SHOWN_STATUSES]
+        hunks = [h for h in of_file if shown(h)]
         await ls.prefetch_bodies(ref.ws, hunks)
         shifts = applied_shifts(of_file)
         for hunk in hunks:
@@ -92,7 +99,7 @@ async def affected_uris(ls: BatonServer) -> set[str]:
     """Every file with a hunk worth showing, plus files that showed one before."""
     uris = set(ls.views)
     for ws, state in await ls.states():
-        uris |= {ls.uri_for(ws, h.path) for h in state.hunks.values() if h.status in SHOWN_STATUSES}
+        uris |= {ls.uri_for(ws, h.path) for h in state.hunks.values() if shown(h)}
     return uris
 
 
@@ -174,6 +181,7 @@ def edit_range(ls: BatonServer, lines: Lines, start: int, count: int) -> types.R
 
 SEVERITY = {
     Shown.PENDING: types.DiagnosticSeverity.Information,
+    Shown.LANDED: types.DiagnosticSeverity.Information,
     Shown.ACCEPTED: types.DiagnosticSeverity.Information,
     Shown.IN_BUFFER: types.DiagnosticSeverity.Hint,
     Shown.APPLIED: types.DiagnosticSeverity.Hint,
@@ -191,7 +199,17 @@ def message(x: Placed, held: str | None = None) -> str:
     s = x.hunk.summary
     if held and x.shown == Shown.ACCEPTED:
         return f"{held} ({s})"
+    if x.hunk.landed and x.shown != Shown.LANDED:
+        undo = x.hunk.status == HunkStatus.REJECTED
+        return {
+            Shown.ACCEPTED: f"{'Undo' if undo else 'Redo'} decided, not written yet: {s}",
+            Shown.IN_BUFFER: f"{'Undone' if undo else 'Redone'} in the buffer; save: {s}",
+            Shown.APPLIED: f"Kept: {s}",
+            Shown.STALE: f"Edited since the agent wrote it ({s})",
+            Shown.CONFLICT: f"Not {'undone' if undo else 'redone'}: {x.hunk.conflict} ({s})",
+        }.get(x.shown, s)
     return {
+        Shown.LANDED: f"Agent wrote: {s} (keep or undo)",
         Shown.PENDING: f"Agent proposes: {s}",
         Shown.ACCEPTED: f"Accepted, not applied yet: {s}",
         Shown.IN_BUFFER: f"Accepted and in the buffer; save to apply: {s}",
@@ -252,6 +270,7 @@ def hunk_view(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> 
         summary=hunk.summary,
         comment=hunk.comment,
         conflict=hunk.conflict,
+        landed=hunk.landed,
     ).model_dump(mode="json", by_alias=True)
 
 

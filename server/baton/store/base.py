@@ -140,6 +140,10 @@ class Store(Health, Protocol):
 
     async def put_blob(self, data: bytes) -> str: ...
 
+    async def put_blobs(self, datas: list[bytes]) -> list[str]:
+        """Many blobs in one transaction (a snapshot of a workspace's files); their hashes."""
+        ...
+
     # --- tasks and leases -------------------------------------------------------------
 
     async def create_task(self, task_id: str, title: str, instruction: str) -> Op: ...

@@ -622,16 +622,17 @@ class SqliteStore:
     # --- blobs ------------------------------------------------------------------------
 
     async def put_blob(self, data: bytes) -> str:
-        h = digest(data)
+        (h,) = await self.put_blobs([data])
+        return h
+
+    async def put_blobs(self, datas: list[bytes]) -> list[str]:
+        rows = [(digest(data), len(data), data) for data in datas]
 
         def write(db: Db) -> None:
-            db.execute(
-                "INSERT OR IGNORE INTO blobs(hash, size, data) VALUES (?, ?, ?)",
-                (h, len(data), data),
-            )
+            db.executemany("INSERT OR IGNORE INTO blobs(hash, size, data) VALUES (?, ?, ?)", rows)
 
-        await self._run(write)
-        return h
+        await self._run(_transaction, write)
+        return [h for h, _, _ in rows]
 
     async def get_blobs(self, digests: list[str]) -> dict[str, bytes]:
         """Many blobs in one round trip (the server fetches every hunk body of a file);

@@ -1,0 +1,296 @@
+"""Claude Code's hook events as Baton calls: `baton hook claude-code` (event JSON on stdin).
+
+What each event records (fixtures of every one, from the real 2.1.328, are in
+tests/agents/fixtures/):
+
+* SessionStart (startup, resume, compact, clear): the session takes the workspace's open
+  Claude Code task over (sessions.py), settles what the last session left half-done, and
+  gets the bounded handoff brief as additional context.
+* UserPromptSubmit: the first prompt starts a task (its instruction); later prompts are
+  the developer's feedback. Review comments not yet told come back as additional context.
+* PreToolUse Edit / Write / NotebookEdit: a landing is announced with the file as it is
+  and, for Edit and Write, the file the tool will make (landings.py); Bash: a snapshot of
+  the workspace (snapshots.py).
+* PostToolUse (and PostToolUseFailure) of those: the landing is settled from the file; for
+  Bash, every file that changed between the snapshot and now lands. Read: a file read,
+  with its hash, so the brief can say "changed since read". TaskCreate / TaskUpdate:
+  steps. The review comments not yet told come back as additional context.
+* Stop, StopFailure, SessionEnd: the end of a turn, an interruption (a usage limit …),
+  the session's end, as notes the brief shows; SessionEnd releases the task.
+
+A hook never stands in the agent's way: whatever fails is logged, told to the developer
+once per session, and the tool call goes ahead (hookio.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from types import EllipsisType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import keys, landings, paths
+from ..agent import Task, handoff
+from ..brief import render_markdown
+from ..changes import ChangeRefused
+from ..effects import read_current
+from ..hashing import content_hash
+from ..limits import InvalidInput
+from ..models import StepStatus
+from ..workspace import Workspace
+from . import hookio, sessions, snapshots
+from .sessions import Session
+
+PRODUCT = "claude-code"
+WRITERS = ("Edit", "Write", "NotebookEdit", "MultiEdit")
+"""Tools that write one named file (MultiEdit is gone from 2.1.328; older ones have it)."""
+SHELLS = ("Bash",)
+STEP_STATUS = {
+    "pending": StepStatus.PENDING,
+    "in_progress": StepStatus.IN_PROGRESS,
+    "completed": StepStatus.DONE,
+}
+ABOUT = (
+    "Baton records this session for the developer's review: every file you change is "
+    "shown to them as hunks they keep or undo. Build on your changes; do not revert your "
+    "own edits to tidy up, and never write again a change the developer undid."
+)
+
+
+class HookEvent(BaseModel):
+    """The fields every Claude Code hook input has; the rest is per event."""
+
+    model_config = ConfigDict(extra="allow")
+
+    session_id: str = Field(min_length=1, max_length=200)
+    hook_event_name: str = Field(min_length=1, max_length=100)
+    cwd: str = Field(min_length=1, max_length=paths.MAX_PATH_BYTES)
+    tool_name: str | None = Field(default=None, max_length=200)
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+    tool_response: Any = None
+    tool_use_id: str | None = Field(default=None, max_length=200)
+
+
+def parse(raw: Any) -> HookEvent:
+    try:
+        return HookEvent.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "input"
+        raise InvalidInput(f"hook input: {where}: {first['msg']}") from None
+
+
+class Reply:
+    """What the hook prints: additional context for the model, or nothing."""
+
+    def __init__(self, event: str) -> None:
+        self.event = event
+        self.context: list[str] = []
+
+    def output(self) -> dict[str, Any] | None:
+        text = "\n\n".join(c for c in self.context if c)
+        if not text:
+            return None
+        return {"hookSpecificOutput": {"hookEventName": self.event, "additionalContext": text}}
+
+
+async def hook(ws: Workspace, raw: Any) -> dict[str, Any] | None:
+    """`baton hook claude-code`: one event in, Claude Code's answer out (hookio.run)."""
+    return (await handle(ws, parse(raw))).output()
+
+
+async def handle(ws: Workspace, event: HookEvent) -> Reply:
+    """Record one event; what to tell the model back."""
+    session = Session(PRODUCT, event.session_id)
+    reply = Reply(event.hook_event_name)
+    name = event.hook_event_name
+    if name == "SessionStart":
+        task = await sessions.current(ws, session, take_over=True)
+        reply.context.append(ABOUT)
+        missed = hookio.take_gaps(ws.root)
+        if missed:
+            reply.context.append(
+                "Baton could not record these earlier events, so the review may lack what "
+                "they did:\n" + "\n".join(f"- {m}" for m in missed)
+            )
+        if task is not None:
+            state = await task.state()
+            reply.context.append(render_markdown(await handoff(ws, task.id)))
+            await sessions.mark_delivered(task, state.lsn)
+        return reply
+    task = await sessions.current(ws, session)
+    if name == "UserPromptSubmit":
+        prompt = str(event.model_extra.get("prompt", "") if event.model_extra else "")
+        if task is None:
+            task = await sessions.current(ws, session, take_over=True)
+        if task is None:
+            await sessions.start(ws, session, prompt)
+            return reply
+        await _tell(task, reply)
+        if prompt.strip():
+            await task.remark("feedback", prompt[: 16 * 1024], author="developer")
+            await sessions.mark_delivered(task, (await task.state()).lsn)
+        return reply
+    if task is None:
+        return reply  # no task yet (no prompt seen): nothing of ours to record against
+    if name == "PreToolUse":
+        await _before_tool(ws, task, event)
+    elif name in ("PostToolUse", "PostToolUseFailure"):
+        await _after_tool(ws, task, event)
+        await _tell(task, reply)
+    elif name == "Stop":
+        await task.remark("note", "Claude Code ended its turn.")
+    elif name == "StopFailure":
+        error = str((event.model_extra or {}).get("error", "unknown error"))[:500]
+        await task.remark("note", f"Claude Code's turn was interrupted: {error}")
+    elif name == "SessionEnd":
+        reason = str((event.model_extra or {}).get("reason", ""))[:200]
+        await task.remark("note", f"Claude Code session ended ({reason or 'no reason given'}).")
+        await task.release()
+    return reply
+
+
+async def _tell(task: Task, reply: Reply) -> None:
+    state = await task.state()
+    remarks = sessions.undelivered(state)
+    if remarks:
+        reply.context.append(sessions.feedback_text(state, remarks))
+        await sessions.mark_delivered(task, max(r.lsn for r in remarks))
+
+
+def workspace_path(ws: Workspace, event: HookEvent, value: object) -> str | None:
+    """The workspace path of a tool's file argument, or None when it is not one of the
+    workspace's files Baton may record (outside it, in .git or .baton, malformed)."""
+    if not isinstance(value, str) or not value:
+        return None
+    given = Path(value)
+    if not given.is_absolute():
+        given = Path(event.cwd) / given
+    try:
+        return paths.normalize(given.relative_to(ws.root).as_posix())
+    except (ValueError, paths.PathRefused):
+        return None
+
+
+async def _before_tool(ws: Workspace, task: Task, event: HookEvent) -> None:
+    tool, call = event.tool_name or "", event.tool_use_id or ""
+    landing = keys.landing_id(event.session_id, call)
+    if tool in SHELLS and call:
+        await snapshots.take(ws, task.id, landing)
+        return
+    path = workspace_path(ws, event, event.tool_input.get("file_path"))
+    if tool not in WRITERS or path is None or not call:
+        return
+    expected = await _expected(ws, path, tool, event.tool_input)
+    await landings.announce(ws, task.id, landing, path, tool, expected=expected, epoch=task.epoch)
+
+
+async def _expected(
+    ws: Workspace, path: str, tool: str, args: dict[str, Any]
+) -> bytes | EllipsisType:
+    """The file the tool will make, from its input and the file now; `...` when that
+    cannot be foreseen (the landing is then judged by the tool's own report)."""
+    if tool == "Write" and isinstance(args.get("content"), str):
+        return str(args["content"]).encode("utf-8", "surrogateescape")
+    edits = [args] if tool == "Edit" else args.get("edits") if tool == "MultiEdit" else None
+    if not isinstance(edits, list):
+        return ...
+    try:
+        _, data = read_current(ws.root, path)
+        text = data.decode("utf-8") if data is not None else None
+    except (paths.PathRefused, OSError, UnicodeDecodeError):
+        return ...
+    for edit in edits:
+        if not isinstance(edit, dict):
+            return ...
+        text = apply_edit(text, edit)
+        if text is None:
+            return ...
+    return text.encode("utf-8") if text is not None else ...
+
+
+def apply_edit(text: str | None, edit: dict[str, Any]) -> str | None:
+    """What Claude Code's Edit makes of `text`; None when it will refuse (no match, or
+    several without replace_all) — the file then stays as it is."""
+    old, new = edit.get("old_string"), edit.get("new_string")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return None
+    if text is None:
+        return new if old == "" else None  # an empty old_string creates the file
+    count = text.count(old) if old else 0
+    if count == 0 or (count > 1 and not edit.get("replace_all")):
+        return None
+    return text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
+
+
+async def _after_tool(ws: Workspace, task: Task, event: HookEvent) -> None:
+    tool, call = event.tool_name or "", event.tool_use_id or ""
+    landing = keys.landing_id(event.session_id, call)
+    if tool in SHELLS and call:
+        settled = await snapshots.settle(ws, task.id, landing, tool)
+        if settled.unreviewable:
+            names = ", ".join(settled.unreviewable[:20])
+            await task.remark("note", f"{tool} changed files Baton cannot review: {names}")
+        return
+    if tool == "Read":
+        path = workspace_path(ws, event, event.tool_input.get("file_path"))
+        if path is not None and event.hook_event_name == "PostToolUse":
+            # A file Baton does not record (binary, too big) is simply not in the brief.
+            with contextlib.suppress(paths.PathRefused, ChangeRefused, OSError):
+                await task.read(path)
+        return
+    if tool in ("TaskCreate", "TaskUpdate", "TodoWrite"):
+        await _steps(task, tool, event.tool_input, event.tool_response)
+        return
+    path = workspace_path(ws, event, event.tool_input.get("file_path"))
+    if tool not in WRITERS or path is None or not call:
+        return
+    state = await task.state()
+    if landing not in state.landings:  # its PreToolUse did not record: judge by the report
+        original = _reported_original(event.tool_response)
+        if not isinstance(original, EllipsisType):
+            await landings.land(ws, task.id, landing, path, tool, original, epoch=task.epoch)
+        return
+    reported = _reported_original(event.tool_response)
+    vouched = (
+        not isinstance(reported, EllipsisType)
+        and content_hash(reported) == state.landings[landing].pre_hash
+    )
+    await landings.settle(ws, task.id, landing, vouched=vouched, epoch=task.epoch)
+
+
+def _reported_original(response: Any) -> bytes | EllipsisType | None:
+    """The file before the tool as the tool reports it (Edit and Write do: originalFile,
+    null for a file they created), or `...` when the report does not say."""
+    if not isinstance(response, dict) or "originalFile" not in response:
+        return ...
+    original = response["originalFile"]
+    if original is None:
+        return None
+    if isinstance(original, str):
+        return original.encode("utf-8", "surrogateescape")
+    return ...
+
+
+async def _steps(task: Task, tool: str, args: dict[str, Any], response: Any) -> None:
+    """Claude Code's task list as the task's steps: TaskCreate names one (its id in the
+    note, so TaskUpdate finds it), TaskUpdate moves it; TodoWrite (older versions) sends
+    the whole list."""
+    if tool == "TaskCreate" and isinstance(args.get("subject"), str):
+        created = response.get("task", {}) if isinstance(response, dict) else {}
+        ident = created.get("id") if isinstance(created, dict) else None
+        note = f"#{ident}" if ident is not None else ""
+        await task.step(str(args["subject"])[:200], StepStatus.PENDING, note)
+    elif tool == "TaskUpdate" and args.get("status") in STEP_STATUS:
+        state = await task.state()
+        for step in state.steps.values():
+            if step.note == f"#{args.get('taskId')}":
+                await task.step(step.name, STEP_STATUS[args["status"]], step.note)
+    elif tool == "TodoWrite" and isinstance(args.get("todos"), list):
+        for todo in args["todos"]:
+            if isinstance(todo, dict) and todo.get("status") in STEP_STATUS:
+                name = str(todo.get("content") or todo.get("subject") or "")[:200]
+                if name:
+                    await task.step(name, STEP_STATUS[todo["status"]])

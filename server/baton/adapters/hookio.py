@@ -1,0 +1,123 @@
+"""Running one hook: bounded input, one answer, and never in the agent's way.
+
+A hook sits on the path of every tool call, so whatever goes wrong inside Baton — bad or
+hostile input, a locked or broken database, a bug — must not stop the agent: the tool
+call goes ahead (exit 0, no decision), the failure is appended to `.baton/hooks.log`, the
+developer is told once per session (Claude Code shows a hook's `systemMessage`), and the
+gap is kept in `.baton/gaps.jsonl`, which the next session's brief names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from ..keys import derive
+from ..limits import InvalidInput
+from ..workspace import Workspace, find_root
+
+MAX_INPUT = 12 * 1024 * 1024
+"""A Write of a file at the proposal limit (4 MiB) is in the input twice, JSON-escaped."""
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Workspace, Any], Awaitable[dict[str, Any] | None]]
+
+
+def read_event(raw: bytes) -> dict[str, Any]:
+    if len(raw) > MAX_INPUT:
+        raise InvalidInput(f"hook input is {len(raw)} bytes; the limit is {MAX_INPUT}")
+    try:
+        event = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InvalidInput(f"hook input is not JSON: {e}") from None
+    if not isinstance(event, dict):
+        raise InvalidInput("hook input is not a JSON object")
+    return event
+
+
+def workspace_root(event: dict[str, Any]) -> Path:
+    """The project the agent works in: Claude Code names it in CLAUDE_PROJECT_DIR for its
+    hooks; else the event's cwd, up to the nearest folder with a .baton/."""
+    start = os.environ.get("CLAUDE_PROJECT_DIR") or event.get("cwd")
+    if not isinstance(start, str) or not start or not Path(start).is_dir():
+        raise InvalidInput("hook input names no existing project folder (cwd)")
+    return find_root(Path(start))
+
+
+def run(raw: bytes, handler: Handler) -> str:
+    """The hook's whole run: what to print on stdout (maybe nothing). Never raises."""
+    event: dict[str, Any] = {}
+    root: Path | None = None
+    try:
+        event = read_event(raw)
+        root = workspace_root(event)
+        answer = asyncio.run(_handle(root, event, handler))
+    except Exception as e:
+        return _failed(root, event, e)
+    return json.dumps(answer) if answer else ""
+
+
+async def _handle(root: Path, event: dict[str, Any], handler: Handler) -> dict[str, Any] | None:
+    async with await Workspace.open(root) as ws:
+        return await handler(ws, event)
+
+
+def _failed(root: Path | None, event: dict[str, Any], error: Exception) -> str:
+    line = str(error).splitlines()[0] if str(error) else type(error).__name__
+    what = str(event.get("hook_event_name", "hook"))[:100]
+    tool = event.get("tool_name")
+    where = f"{what} ({str(tool)[:100]})" if tool else what
+    if root is None:
+        return json.dumps({"systemMessage": f"Baton: {where} not recorded: {line}"})
+    folder = root / ".baton"
+    session = str(event.get("session_id", ""))[:200]
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        with open(folder / "hooks.log", "a", encoding="utf-8") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {where}: {line}\n")
+            if not isinstance(error, InvalidInput):
+                f.write(traceback.format_exc())
+        with open(folder / "gaps.jsonl", "a", encoding="utf-8") as f:
+            gap = {"at": time.time(), "session": session, "event": where, "error": line}
+            f.write(json.dumps(gap) + "\n")
+        flag = folder / f"told-{derive(session)[:12]}"
+        first = not flag.exists()
+        flag.touch()
+    except OSError:
+        first = True
+    if not first:
+        return ""
+    return json.dumps(
+        {
+            "systemMessage": f"Baton could not record {where}: {line}. The tool call went "
+            "ahead; this session's review may miss it (see .baton/hooks.log)."
+        }
+    )
+
+
+def take_gaps(root: Path, limit: int = 10) -> list[str]:
+    """The events hooks failed to record since the last time this was asked, one line
+    each (the latest `limit`), for the next session's brief; the file is kept aside as
+    gaps.jsonl.told, so each gap is told once."""
+    path = root / ".baton" / "gaps.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        os.replace(path, path.with_name("gaps.jsonl.told"))
+    except OSError:
+        return []
+    out = []
+    for line in lines[-limit:]:
+        try:
+            gap = json.loads(line)
+            out.append(f"{gap['event']}: {gap['error']}")
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out

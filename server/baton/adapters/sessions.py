@@ -1,0 +1,121 @@
+"""An agent product's session as a Baton worker: which task it works on, and what of the
+developer's feedback it has been told. Product-neutral; each adapter names its product.
+
+A session is a worker (`<product>:<session id>`). The workspace's open task of that
+product is the one a new session continues: the developer starting a session (after a
+crash, a usage limit, `/clear`) means to go on, so it takes the task over at once from
+the previous session of the same product (`take_from`), with a new epoch that fences the
+old one off. Other events never take a task from anyone: they follow the task their
+session holds, or start one when it holds none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import effects, landings
+from ..agent import Task, Worker
+from ..keys import derive
+from ..models import Delivered as DeliveredPayload
+from ..models import HunkStatus, OpKind, Remark, TaskState
+from ..store import LeaseHeld, NewOp, TaskClosed
+from ..workspace import Workspace
+
+LEASE_SECONDS = 15 * 60.0
+"""Renewed by every hook; a session idle longer than this loses nothing (its next hook
+claims the task again when nobody else took it)."""
+
+TITLE_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    product: str
+    """The task-id prefix and worker prefix, e.g. "claude-code"."""
+    session_id: str
+
+    @property
+    def worker_id(self) -> str:
+        return f"{self.product}:{self.session_id}"
+
+    def owns(self, task_id: str) -> bool:
+        return task_id.startswith(f"{self.product}-")
+
+
+async def current(ws: Workspace, session: Session, *, take_over: bool = False) -> Task | None:
+    """The task this session works on now, claimed (lease renewed), or None.
+
+    `take_over` (a session starting): the product's newest open task, from whichever
+    session of the product holds it. A task another worker holds otherwise stays theirs."""
+    worker = Worker(ws, session.worker_id, LEASE_SECONDS)
+    infos = [t for t in await ws.store.tasks() if t.status == "open" and session.owns(t.task_id)]
+    mine = [t for t in infos if t.worker == session.worker_id]
+    candidates = mine or (sorted(infos, key=lambda t: t.created)[-1:] if take_over else [])
+    for info in candidates:
+        holder = info.worker
+        take_from = holder if take_over and holder and holder.startswith(session.product) else None
+        try:
+            epoch = await ws.store.claim(
+                info.task_id, session.worker_id, LEASE_SECONDS, take_from=take_from
+            )
+        except (LeaseHeld, TaskClosed):
+            continue
+        task = Task(worker, info.task_id, epoch)
+        if epoch != info.epoch:  # a takeover: settle what the last session left half-done
+            await landings.recover(ws, info.task_id)
+            await effects.recover_effects(ws, info.task_id, epoch=epoch)
+        return task
+    return None
+
+
+async def start(ws: Workspace, session: Session, prompt: str) -> Task:
+    """A new task for the session, its instruction the developer's first prompt."""
+    worker = Worker(ws, session.worker_id, LEASE_SECONDS)
+    title = prompt.strip().splitlines()[0][:TITLE_CHARS] if prompt.strip() else "Session"
+    task_id = f"{session.product}-{derive(session.session_id, prompt)[:8]}"
+    epoch = await ws.store.begin(task_id, title, prompt, session.worker_id, LEASE_SECONDS)
+    return Task(worker, task_id, epoch)
+
+
+def undelivered(state: TaskState) -> list[Remark]:
+    """The developer's words the agent has not been told yet: review comments and
+    feedback recorded after the last delivery."""
+    return [
+        r
+        for r in state.remarks
+        if r.kind == "feedback" and r.author != "agent" and r.lsn > state.delivered
+    ]
+
+
+def feedback_text(state: TaskState, remarks: list[Remark]) -> str:
+    """What the model is told of the developer's review since its last turn."""
+    lines = []
+    for r in remarks:
+        hunk = state.hunks.get(r.hunk_id) if r.hunk_id else None
+        if hunk is None:
+            lines.append(f"- The developer says: “{r.text}”")
+            continue
+        did = {
+            HunkStatus.UNDONE: "undid",
+            HunkStatus.REJECTED: "undid" if hunk.landed else "rejected",
+            HunkStatus.APPLIED: "kept" if hunk.landed else "accepted",
+            HunkStatus.ACCEPTED: "accepted",
+        }.get(hunk.status, "commented on")
+        lines.append(
+            f"- The developer {did} your change `{hunk.id}` in {hunk.path} "
+            f"({hunk.summary}): “{r.text}”"
+        )
+    if not lines:
+        return ""
+    return "Baton — the developer's review since your last turn:\n" + "\n".join(lines)
+
+
+async def mark_delivered(task: Task, up_to: int) -> None:
+    op = NewOp(
+        f"{task.id}:delivered:{up_to}",
+        task.id,
+        task.epoch,
+        OpKind.CONTEXT_DELIVERED,
+        DeliveredPayload(up_to=up_to),
+    )
+    await task.ws.record(op)

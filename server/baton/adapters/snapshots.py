@@ -1,0 +1,161 @@
+"""What a shell command changed: the workspace's files before it, compared after it.
+
+An agent's shell (Claude Code's Bash) can change any file — `sed -i`, a redirection, a
+formatter, `git checkout`. Nothing in its input says which, so before it runs Baton notes
+every file's size, modification time and hash (hashing again only files whose stat moved
+since the last snapshot) and keeps the content of each text file in the store; after it,
+every file whose hash differs lands as the tool's change (landings.land).
+
+What can be attributed: files the workspace lists (`git ls-files` of tracked and
+untracked-but-not-ignored files in a git work tree; else every file outside .git,
+.baton and the usual dependency folders), text files up to the proposal limit. What
+cannot: ignored files, binary or oversized files (a note says they changed), and a change
+someone else made to the same file while the command ran (it is folded into the tool's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import landings, paths
+from ..changes import MAX_FILE_BYTES, ChangeRefused
+from ..hashing import digest
+from ..keys import derive
+from ..workspace import Workspace
+
+SKIPPED_DIRS = frozenset({".git", ".baton", "node_modules", ".venv", "venv", "__pycache__"})
+MAX_FILES = 20_000
+Manifest = dict[str, list[int | str]]
+"""path → [size, mtime_ns, inode, hash]; hash "" for a file whose content is not kept."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    landed: tuple[str, ...]
+    unreviewable: tuple[str, ...]
+    """Changed, but binary, oversized or not text: named in a note, not reviewable."""
+
+
+def folder(ws: Workspace) -> Path:
+    return ws.root / ".baton" / "snapshots"
+
+
+def listed(root: Path) -> list[str]:
+    """The workspace's files, as workspace paths."""
+    if (root / ".git").exists():
+        try:
+            out = subprocess.run(
+                ["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
+                capture_output=True,
+                check=True,
+                timeout=30,
+            ).stdout
+            return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+        except (OSError, subprocess.SubprocessError):
+            pass  # no git on PATH, a broken repository: walk instead
+    found: list[str] = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        rel = Path(here).relative_to(root)
+        found += [(rel / f).as_posix() for f in files]
+    return found
+
+
+def scan(root: Path, previous: Manifest) -> tuple[Manifest, dict[str, bytes]]:
+    """The manifest now and the content of text files whose hash is new to it."""
+    names = listed(root)
+    if len(names) > MAX_FILES:
+        raise ChangeRefused(f"{len(names)} files; a shell snapshot takes at most {MAX_FILES}")
+    manifest: Manifest = {}
+    contents: dict[str, bytes] = {}
+    for name in names:
+        try:
+            rel = paths.normalize(name)
+            st = os.lstat(root / rel)
+        except (paths.PathRefused, OSError):
+            continue
+        if not os.path.isfile(root / rel) or os.path.islink(root / rel):
+            continue
+        stat = [st.st_size, st.st_mtime_ns, st.st_ino]
+        old = previous.get(rel)
+        if old is not None and old[:3] == stat:
+            manifest[rel] = old
+            continue
+        h = ""
+        if st.st_size <= MAX_FILE_BYTES:
+            try:
+                data = (root / rel).read_bytes()
+            except OSError:
+                continue
+            if b"\x00" not in data[:8192]:
+                h = digest(data)
+                contents[h] = data
+        manifest[rel] = [*stat, h]
+    return manifest, contents
+
+
+async def take(ws: Workspace, task_id: str, landing_id: str) -> None:
+    """Before a shell command: note the files and keep their content."""
+    cache = folder(ws) / "last.json"
+    previous = _load(cache)
+    manifest, contents = await asyncio.to_thread(scan, ws.root, previous)
+    if contents:
+        await ws.store.put_blobs(list(contents.values()))
+    data = json.dumps(manifest).encode()
+    await asyncio.to_thread(_save, folder(ws) / f"{landing_id}.json", data)
+    await asyncio.to_thread(_save, cache, data)
+
+
+async def settle(ws: Workspace, task_id: str, landing_id: str, tool: str) -> Settled:
+    """After it: every file whose content moved lands as the tool's."""
+    own = folder(ws) / f"{landing_id}.json"
+    if not own.exists():
+        return Settled((), ())  # the hook before it failed: no snapshot, a gap it logged
+    before = _load(own)
+    after, contents = await asyncio.to_thread(scan, ws.root, before)
+    if contents:
+        await ws.store.put_blobs(list(contents.values()))
+    landed: list[str] = []
+    unreviewable: list[str] = []
+    for path in sorted(before.keys() | after.keys()):
+        old, new = before.get(path), after.get(path)
+        if old == new:
+            continue
+        if (old is not None and old[3] == "") or (new is not None and new[3] == ""):
+            unreviewable.append(path)  # binary or oversized on either side
+            continue
+        if old is not None and new is not None and old[3] == new[3]:
+            continue  # touched, same content
+        pre = await ws.store.get_blob(str(old[3])) if old is not None else None
+        try:
+            await landings.land(ws, task_id, derive(landing_id, path)[:16], path, tool, pre)
+        except ChangeRefused:
+            unreviewable.append(path)
+            continue
+        landed.append(path)
+    await asyncio.to_thread(_save, folder(ws) / "last.json", json.dumps(after).encode())
+    with contextlib.suppress(FileNotFoundError):
+        own.unlink()
+    return Settled(tuple(landed), tuple(unreviewable))
+
+
+def _load(path: Path) -> Manifest:
+    try:
+        loaded = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _save(path: Path, data: bytes) -> None:
+    """Replace atomically: a reader never sees half a manifest."""
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}")
+    temp.write_bytes(data)
+    os.replace(temp, path)
