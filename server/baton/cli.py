@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import __version__, calls, integrity
+from . import __version__, calls, integrity, paths, showing
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id
 from .brief import render_markdown
 from .calls import AppliedEffect, Failure, arguments, failure
@@ -170,17 +170,48 @@ async def cmd_status(args: argparse.Namespace) -> None:
     emit(args, data, human)
 
 
+STATUS_WORDS = (
+    "pending", "landed", "accepted", "applied", "kept", "rejected", "undone", "undo due",
+    "redo due", "superseded", "conflict", "review",
+)  # fmt: skip
+"""What `--status` takes: a status, a landed hunk's word for it, `conflict`, or `review`
+(everything awaiting the developer: pending proposals and landed hunks)."""
+
+
+def matches(h: HunkState, wanted: list[str]) -> bool:
+    words = {h.status.value, status_word(h)}
+    if h.conflict:
+        words.add("conflict")
+    if h.status == HunkStatus.PENDING:
+        words.add("review")
+    return bool(words & set(wanted))
+
+
+async def selected_hunks(ws: Workspace, args: argparse.Namespace) -> list[tuple[str, HunkState]]:
+    """The hunks a listing names: by task, file and status (`--all`: superseded too)."""
+    path = paths.normalize(args.file) if getattr(args, "file", None) else None
+    wanted = [w.strip() for w in (getattr(args, "status", None) or "").split(",") if w.strip()]
+    unknown = [w for w in wanted if w not in STATUS_WORDS]
+    if unknown:
+        raise InvalidInput(
+            f"invalid --status {','.join(unknown)}: one of {', '.join(STATUS_WORDS)}"
+        )
+    hunks = []
+    for task_id in [args.task] if args.task else await ws.task_ids():
+        state = await ws.state(task_id)
+        hunks += [
+            (task_id, h)
+            for h in in_review_order(state.hunks.values())
+            if (args.all or wanted or h.status != HunkStatus.SUPERSEDED)
+            and (path is None or h.path == path)
+            and (not wanted or matches(h, wanted))
+        ]
+    return hunks
+
+
 async def cmd_hunks(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
-        task_ids = [args.task] if args.task else await ws.task_ids()
-        hunks = []
-        for task_id in task_ids:
-            state = await ws.state(task_id)
-            hunks += [
-                (task_id, h)
-                for h in in_review_order(state.hunks.values())
-                if args.all or h.status != HunkStatus.SUPERSEDED
-            ]
+        hunks = await selected_hunks(ws, args)
     data = [{"task_id": t, **h.model_dump(mode="json")} for t, h in hunks]
     emit(
         args,
@@ -216,7 +247,38 @@ async def cmd_log(args: argparse.Namespace) -> None:
 
 
 def _status(hunk: HunkState) -> str:
-    return f"{hunk.status.value} (conflict)" if hunk.conflict else hunk.status.value
+    return f"{status_word(hunk)} (conflict)" if hunk.conflict else status_word(hunk)
+
+
+async def cmd_show(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        found = [await find_hunk(ws, ref) for ref in args.hunks]
+        shown = await showing.placed_hunks(ws, found)
+    print_diffs(args, shown)
+
+
+async def cmd_diff(args: argparse.Namespace) -> None:
+    """`baton diff [TASK|FILE]`: what awaits review, as diffs (`--status` for others)."""
+    async with await open_workspace(args) as ws:
+        if args.what and args.what in await ws.task_ids():
+            args.task, args.file = args.what, None
+        else:
+            args.task, args.file = None, args.what
+        if not args.status and not args.all:
+            args.status = "review"
+        shown = await showing.placed_hunks(ws, await selected_hunks(ws, args))
+    print_diffs(args, shown)
+
+
+def print_diffs(args: argparse.Namespace, shown: list[showing.Shown]) -> None:
+    color = showing.use_color(args.color)
+    emit(
+        args,
+        [{"task_id": x.task_id, "line": x.placed.line, **x.placed.hunk.model_dump(mode="json")}
+         for x in shown],
+        lambda: "\n".join(showing.render(x, _status(x.placed.hunk), color) for x in shown)
+        or "no hunks",
+    )  # fmt: skip
 
 
 def _short(text: str, width: int = 70) -> str:
@@ -567,8 +629,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(run=cmd_status)
     s = sub.add_parser("hunks", parents=[common], help="proposed hunks and their status")
     s.add_argument("--task")
+    s.add_argument("--file", help="only this file's hunks")
+    s.add_argument("--status", help=f"only these, comma-separated: {', '.join(STATUS_WORDS)}")
     s.add_argument("--all", action="store_true", help="include superseded hunks")
     s.set_defaults(run=cmd_hunks)
+    color = argparse.ArgumentParser(add_help=False)
+    color.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    s = sub.add_parser("show", parents=[common, color], help="hunks as unified diffs")
+    s.add_argument("hunks", nargs="+", metavar="HUNK", help="hunk id or unique prefix")
+    s.set_defaults(run=cmd_show)
+    s = sub.add_parser(
+        "diff", parents=[common, color], help="what awaits review, as diffs (a task or a file)"
+    )
+    s.add_argument("what", nargs="?", metavar="TASK|FILE")
+    s.add_argument("--status", help="these instead of what awaits review (see `hunks`)")
+    s.add_argument("--all", action="store_true", help="every hunk, whatever its status")
+    s.set_defaults(run=cmd_diff)
     s = sub.add_parser("log", parents=[common], help="the operation log")
     s.add_argument("--task")
     s.add_argument("--after", type=int, default=0, metavar="LSN")
