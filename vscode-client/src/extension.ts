@@ -16,6 +16,7 @@ import { ProposalFileSystem } from './proposalFileSystem';
 import { onDidChangeInterpreter } from './python';
 import { pendingCount, statusBar } from './statusBar';
 import { TasksTree } from './tasksTree';
+import { reportedWrites, type Unapplied, unapplied, writtenMessage, writtenSince } from './writtenOnStart';
 import type { HunkNode } from './treeNodes';
 
 const VIEW = 'baton.tasks';
@@ -60,6 +61,40 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   const restartSoon = debounced(500, () => void client.restart());
   const focusTasks = () => vscode.commands.executeCommand(`${VIEW}.focus`);
 
+  // Accepted hunks written behind the developer at a server start (writtenOnStart.ts): the
+  // first tree read after each start compares with what the last session left unapplied.
+  const UNAPPLIED = 'baton.unappliedHunks';
+  let firstRead = false;
+  let told = false;
+  const showWritten = async (text: string, uri: string | undefined) => {
+    if ((await vscode.window.showWarningMessage(text, 'Show')) === 'Show' && uri) {
+      await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: true });
+    }
+  };
+  context.subscriptions.push(
+    client.onDidChangeServerState((state) => {
+      if (state === 'running') {
+        firstRead = true;
+        told = false;
+      }
+    }),
+    tree.onDidChangeTasks((tasks) => {
+      if (tasks.length === 0) return;
+      const hunks = tree.storedHunks();
+      if (firstRead) {
+        firstRead = false;
+        const before = context.workspaceState.get<Unapplied>(UNAPPLIED, {});
+        const written = writtenSince(before, hunks);
+        const text = told ? undefined : writtenMessage(written, false);
+        if (text) void showWritten(text, written[0]?.uri);
+      }
+      const now = unapplied(hunks);
+      if (JSON.stringify(now) !== JSON.stringify(context.workspaceState.get(UNAPPLIED))) {
+        void context.workspaceState.update(UNAPPLIED, now);
+      }
+    }),
+  );
+
   context.subscriptions.push(
     tree.onDidChangeTasks((tasks) => {
       const bar = statusBar(tasks);
@@ -72,6 +107,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
     }),
 
     client.onDidRestore(async (restore) => {
+      const reported = reportedWrites(restore);
+      if (reported) {
+        told = true; // the server said what it wrote: no guess from the tree
+        const text = writtenMessage(reported.map((w) => ({ path: vscode.workspace.asRelativePath(vscode.Uri.parse(w.uri)) })), true);
+        if (text) void showWritten(text, reported[0]?.uri);
+      }
       const text = restoreMessage(restore);
       if (text && (await vscode.window.showInformationMessage(text, 'Show')) === 'Show') {
         await focusTasks();

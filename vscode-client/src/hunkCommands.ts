@@ -88,12 +88,20 @@ export class HunkCommands implements vscode.Disposable {
     return target;
   }
 
-  /** After a decision made in the file's editor, the cursor goes to the next hunk. */
+  /** After a decision made in the file's editor, the cursor goes to the next hunk of the
+   * same file. Never into another file by itself: a Ctrl+Z right after the decision must
+   * undo in the file the developer was looking at. */
   private async moveOn(hunkId: string): Promise<void> {
     const decided = this.placements.lastSeen(hunkId);
     const editor = vscode.window.activeTextEditor;
     if (!decided || editor?.document.uri.toString() !== decided.uri) return;
-    await this.go('next', { uri: decided.uri, line: decided.line });
+    const next = step(this.placements.all(), { uri: decided.uri, line: decided.line }, 'next');
+    if (next?.uri !== decided.uri || next.hunkId === hunkId) {
+      void vscode.window.setStatusBarMessage('Baton: no more hunks to review in this file (Alt+F5: the next file)', 5000);
+      return;
+    }
+    await reveal(next);
+    this.updateKeys();
   }
 
   private spotOf(arg: unknown): Spot | undefined {
@@ -109,7 +117,7 @@ export class HunkCommands implements vscode.Disposable {
       void vscode.window.showWarningMessage('refused' in found ? found.refused : 'Baton: no hunk.');
       return undefined;
     }
-    const args: p.UndoArgs = { hunkId: spot.hunkId, taskId: spot.taskId };
+    const args: p.RejectArgs = { hunkId: spot.hunkId, taskId: spot.taskId };
     if (askComment) {
       const comment = await vscode.window.showInputBox({
         title: `Undo hunk ${spot.hunkId.slice(0, 8)}`,

@@ -21,7 +21,7 @@ export interface Spot {
 
 /** What still waits for the developer: next / previous go through these. */
 export function awaitsDecision(spot: Spot): boolean {
-  return spot.status === 'pending' || spot.status === 'accepted';
+  return spot.status === 'pending' || spot.status === 'landed' || spot.status === 'accepted';
 }
 
 /** The hunk whose lines hold `line` in `uri` (the first by line if several). */
@@ -82,6 +82,9 @@ export interface CursorKeys {
 export function hunkKind(spot: Spot | undefined): string {
   if (!spot) return '';
   if (spot.status === 'pending') return spot.landed ? 'landed' : 'proposal';
+  // A landed hunk's undo decided, not yet written, is shown `accepted` too: only a
+  // proposal's accept can be taken back with un-accept here.
+  if (spot.status === 'accepted' && spot.landed) return 'decided';
   return spot.status;
 }
 

@@ -6,7 +6,9 @@
 // - a pending PROPOSAL (and an accepted hunk the developer undid): the buffer holds the old
 //   lines — painted as to-be-removed — and the proposed new lines are ghost text;
 // - a LANDED hunk (the agent already wrote it) and an accepted one in the buffer: the buffer
-//   holds the new lines — painted as added — and the old lines are ghost text.
+//   holds the new lines — painted as added — and the old lines are ghost text;
+// - a landed hunk whose undo is decided and not written yet: its new lines red, the old
+//   lines it puts back as ghost text (the same picture as a proposal's, reversed).
 //
 // Positions come from the server (the diagnostic of each hunk, republished on every edit),
 // never from a search of our own: placement.py (context, a final newline an editor added,
@@ -49,21 +51,33 @@ export interface Placed {
   line: number;
 }
 
-/** Where a hunk's lines are: `old` in the buffer (a proposal), or `new` (landed, or
- * accepted into the buffer); none: nothing to draw (stale, conflict, applied). */
 export type Side = 'old' | 'new' | 'none';
 
-export function sideInBuffer(status: string, landed: boolean): Side {
+/** Where a hunk's lines are: `old` in the buffer (a proposal), or `new` (landed, or
+ * accepted into the buffer); none: nothing to draw (stale, conflict, applied).
+ * `undo`: a landed hunk whose undo is decided (stored `rejected`): its due write puts the
+ * old lines back, so `accepted` (not written) has the new lines in the buffer and
+ * `in_buffer` (undone in the buffer) the old ones. `landed` with `pending`: a server that
+ * shows landed hunks as `pending` with `HunkView.landed` only. */
+export function sideInBuffer(status: string, landed: boolean, undo = false): Side {
   switch (status) {
     case 'pending':
       return landed ? 'new' : 'old';
-    case 'accepted':
-      return 'old'; // accepted, not in the buffer: undone, or the edit was refused
-    case 'in_buffer':
+    case 'landed':
       return 'new';
+    case 'accepted':
+      return undo ? 'new' : 'old'; // the write is due: undone, refused, or not sent yet
+    case 'in_buffer':
+      return undo ? 'old' : 'new';
     default:
       return 'none';
   }
+}
+
+/** What the buffer's lines become: painted red (the write or the developer's accept
+ * removes them) or green (they came in: the agent wrote them, or an accept put them). */
+function painted(status: string, landed: boolean): 'removed' | 'added' {
+  return status === 'landed' || status === 'in_buffer' || (status === 'pending' && landed) ? 'added' : 'removed';
 }
 
 export type MarkKind =
@@ -121,19 +135,20 @@ export function hunkMarks(
   text: HunkText,
   landed: boolean,
   buffer: readonly string[],
+  undo = false,
 ): Mark[] {
-  const side = sideInBuffer(placed.status, landed);
+  const side = sideInBuffer(placed.status, landed, undo);
   if (side === 'none') return [];
   const here = side === 'old' ? text.old : text.new;
   const away = side === 'old' ? text.new : text.old;
-  const paint: MarkKind = side === 'old' ? 'removed' : 'added';
-  const ghostKind: MarkKind = side === 'old' ? 'ghostAdded' : 'ghostRemoved';
+  const paint = painted(placed.status, landed);
+  const ghostKind: MarkKind = paint === 'removed' ? 'ghostAdded' : 'ghostRemoved';
   const { hunkId, line } = placed;
   if (!holds(buffer, line, here)) return [];
   const marks: Mark[] = here.map((_, i) => ({ kind: paint, hunkId, line: line + i }));
   if (away.length === 0) return marks;
   if (here.length === 0) {
-    marks.push({ kind: side === 'old' ? 'gapAdded' : 'gapRemoved', hunkId, line: Math.min(line, Math.max(buffer.length - 1, 0)) });
+    marks.push({ kind: paint === 'removed' ? 'gapAdded' : 'gapRemoved', hunkId, line: Math.min(line, Math.max(buffer.length - 1, 0)) });
     if (line > 0) marks.push({ kind: ghostKind, hunkId, line: line - 1, text: ghost(away) });
     else marks.push({ kind: ghostKind, hunkId, line: 0, text: ghost(away), before: true });
     return marks;
@@ -148,13 +163,21 @@ export function hunkMarks(
 
 /** Every mark of a file: its placed hunks with their texts (a hunk whose text is not known
  * yet is left out). */
+/** A hunk's text as `baton/hunk` gave it: its lines, whether it landed, whether its undo
+ * is decided (landed and stored `rejected`). */
+export interface KnownHunk {
+  text: HunkText;
+  landed: boolean;
+  undo?: boolean;
+}
+
 export function fileMarks(
   placed: readonly Placed[],
-  texts: ReadonlyMap<string, { text: HunkText; landed: boolean }>,
+  texts: ReadonlyMap<string, KnownHunk>,
   buffer: readonly string[],
 ): Mark[] {
   return placed.flatMap((p) => {
     const t = texts.get(p.hunkId);
-    return t ? hunkMarks(p, t.text, t.landed, buffer) : [];
+    return t ? hunkMarks(p, t.text, t.landed, buffer, t.undo ?? false) : [];
   });
 }

@@ -19,7 +19,7 @@
 import * as vscode from 'vscode';
 import type { BatonClient } from './client';
 import type { HunkDiffProvider } from './diff';
-import { fileMarks, type HunkText, hunkText, type Mark, type MarkKind } from './inlineMarks';
+import { fileMarks, hunkText, type KnownHunk, type Mark, type MarkKind } from './inlineMarks';
 import type { Placements } from './placements';
 
 const SETTING = 'inlineView';
@@ -75,7 +75,7 @@ export type Drawn = Partial<Record<MarkKind, Array<{ line: number; text?: string
 export class InlineView implements vscode.Disposable {
   private readonly types = decorationTypes();
   /** Each hunk's own lines and whether it landed, from `baton/hunk`, by hunk id. */
-  private readonly texts = new Map<string, { text: HunkText; landed: boolean }>();
+  private readonly texts = new Map<string, KnownHunk>();
   private readonly reading = new Set<string>();
   private readonly drawn = new Map<string, Drawn>();
   private readonly drawEmitter = new vscode.EventEmitter<string>();
@@ -166,7 +166,7 @@ export class InlineView implements vscode.Disposable {
       const text = hunkText(content.diff);
       if (!text) return;
       const landed = content.hunk.landed === true;
-      this.texts.set(hunkId, { text, landed });
+      this.texts.set(hunkId, { text, landed, undo: landed && content.hunk.status === 'rejected' });
       this.placements.setLanded(hunkId, landed);
     } catch (e) {
       this.client.output.warn(`inline view: hunk ${hunkId}: ${String(e)}`);

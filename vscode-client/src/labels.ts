@@ -22,6 +22,7 @@ const HUNK_ICONS: Record<string, Icon> = {
   stale: { id: 'warning', color: 'list.warningForeground' },
   conflict: { id: 'error', color: 'list.errorForeground' },
   superseded: { id: 'history', color: 'disabledForeground' },
+  undone: { id: 'discard', color: 'disabledForeground' },
 };
 
 const HUNK_WORDS: Record<string, string> = {
@@ -33,6 +34,7 @@ const HUNK_WORDS: Record<string, string> = {
   stale: 'stale: the code under it changed',
   conflict: 'conflict: not written',
   superseded: 'superseded',
+  undone: 'undone: its old lines are back',
 };
 
 /** What the view shows: `conflict` when a write failed, `landed` for a pending hunk the

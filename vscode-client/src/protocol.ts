@@ -27,6 +27,15 @@ export const REJECT_ALL = 'baton.rejectAll';
 export const APPLY = 'baton.apply';
 export const REFRESH = 'baton.refresh';
 export const DIFF = 'baton.diff';
+// Landed hunks (the agent wrote them already) and revisable decisions.
+/** `{hunkId, taskId?, comment?}`: keep a landed hunk (the agent's lines stay in the file). */
+export const KEEP = 'baton.keep';
+/** `{hunkId, taskId?, comment?}`: undo a landed hunk (its old lines go back). */
+export const UNDO = 'baton.undo';
+/** `{hunkId, taskId?}`: back to pending while not written — the honest un-accept. */
+export const REOPEN = 'baton.reopen';
+export const KEEP_ALL = 'baton.keepAll';
+export const UNDO_ALL = 'baton.undoAll';
 export const COMMANDS = [
   ACCEPT,
   REJECT,
@@ -36,20 +45,17 @@ export const COMMANDS = [
   APPLY,
   REFRESH,
   DIFF,
+  KEEP,
+  UNDO,
+  REOPEN,
+  KEEP_ALL,
+  UNDO_ALL,
 ] as const;
 export type ServerCommand = (typeof COMMANDS)[number];
 
-// Commands of landed hunks and revisable decisions, being added to the server: the
-// extension uses each one only when the server advertises it (`executeCommandProvider`
-// in the initialize result), and protocol.test.ts lets them be missing from protocol.py
-// until then. vscode-languageclient registers them too once advertised.
-/** `{hunkId, taskId}`: keep a landed hunk (the agent's lines stay in the file). */
-export const KEEP = 'baton.keep';
-/** `{hunkId, taskId, comment?}`: undo a landed hunk (its old lines go back). */
-export const UNDO = 'baton.undo';
-/** `{hunkId, taskId}`: back to pending while not written — the honest un-accept. */
-export const REOPEN = 'baton.reopen';
-export const COMING_COMMANDS = [KEEP, UNDO, REOPEN] as const;
+/** Commands a server older than the landed hunks lacks: used only when advertised
+ * (executeCommandProvider.commands in the initialize result). */
+export const LANDED_COMMANDS = [KEEP, UNDO, REOPEN, KEEP_ALL, UNDO_ALL] as const;
 
 export const SOURCE = 'baton';
 
@@ -61,11 +67,6 @@ export interface HunkArgs {
 }
 
 export interface RejectArgs extends HunkArgs {
-  comment?: string;
-}
-
-/** `baton.undo`'s arguments (KEEP and REOPEN take HunkArgs). */
-export interface UndoArgs extends HunkArgs {
   comment?: string;
 }
 
@@ -94,6 +95,7 @@ export type HunkStatus =
   | 'applied'
   | 'rejected'
   | 'superseded'
+  | 'undone'
   | 'stale'
   | (string & {});
 
@@ -110,8 +112,9 @@ export interface HunkView {
   comment: string;
   /** Why the last write failed, while accepted and not applied. */
   conflict: string | null;
-  /** True: the agent already wrote the new lines to the file (a landed hunk, awaiting
-   * keep or undo); its old lines are what undo puts back. Absent from older servers. */
+  /** Written by the agent's own tool: `pending` means in the file, awaiting keep or undo
+   * (its old lines are what undo puts back); `applied` is kept; `rejected` is an undo not
+   * written yet; `undone` is undone. Absent from servers before landed hunks. */
   landed?: boolean;
 }
 
@@ -183,6 +186,15 @@ export interface RestoredTask {
   pending: number;
   /** The text of the `window/showMessage` the server sends for this task right after. */
   message: string;
+  /** The accepted hunks this restore wrote to disk (asked of the server; absent today). */
+  written?: WrittenHunk[];
+}
+
+/** An accepted hunk a restore wrote to its file (`recovered`, `applied`). */
+export interface WrittenHunk {
+  hunkId: string;
+  uri: string;
+  outcome: Outcome;
 }
 
 /** `baton/didRestore` params: the open tasks found at start-up. */

@@ -130,6 +130,11 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     this.tasksEmitter.fire(tasks);
   }
 
+  /** Every hunk of the last `baton/task`s, applied ones included (the rows may hide them). */
+  storedHunks(): p.HunkView[] {
+    return [...this.details.values()].flatMap((d) => d.hunks);
+  }
+
   currentTasks(): p.TaskView[] {
     return this.tasks;
   }

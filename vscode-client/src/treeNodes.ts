@@ -105,6 +105,8 @@ function statusOfShown(stored: string, shown: string): string {
     case 'pending':
     case 'applied':
       return shown;
+    case 'landed':
+      return 'pending'; // in the file, awaiting keep or undo (HunkView.landed says so)
     case 'accepted':
     case 'in_buffer':
       return 'accepted';
@@ -116,7 +118,10 @@ function statusOfShown(stored: string, shown: string): string {
 /** The hunk as `baton/task` gave it, moved to where its latest diagnostic puts it: the
  * line the buffer has it on now, and stale (or no longer stale) as the buffer says. */
 export function liveHunk(hunk: p.HunkView, live: Live | undefined): p.HunkView {
-  if (!live || hunk.status === 'rejected' || hunk.status === 'superseded') return hunk;
+  if (!live || hunk.status === 'superseded' || hunk.status === 'undone') return hunk;
+  // A rejected proposal is shown no more; a landed hunk's undo not yet written still is.
+  if (hunk.status === 'rejected' && !hunk.landed) return hunk;
+  if (hunk.status === 'rejected') return { ...hunk, line: live.line, status: live.status === 'stale' ? 'stale' : hunk.status };
   return { ...hunk, line: live.line, status: statusOfShown(hunk.status, live.status) };
 }
 

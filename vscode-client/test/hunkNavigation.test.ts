@@ -69,8 +69,8 @@ describe('next and previous', () => {
 });
 
 describe('the context keys of the hunk at the cursor', () => {
-  const all = new Set<string>([...p.COMMANDS, ...p.COMING_COMMANDS]);
-  const old = new Set<string>(p.COMMANDS);
+  const all = new Set<string>(p.COMMANDS);
+  const old = new Set<string>(p.COMMANDS.filter((c) => !(p.LANDED_COMMANDS as readonly string[]).includes(c)));
 
   it('offer accept and reject on a proposal', () => {
     const keys = cursorKeys(spot('a05', CALC, 5), all);
@@ -88,6 +88,15 @@ describe('the context keys of the hunk at the cursor', () => {
     assert.ok(!before['baton.cursor.canKeep'] && !before['baton.cursor.canUndo']);
   });
 
+  it("take the server's `landed` state for a landed hunk, and go through it", () => {
+    const landed = spot('a05', CALC, 5, { status: 'landed' });
+    assert.equal(cursorKeys(landed, all)['baton.cursorHunk'], 'landed');
+    assert.ok(cursorKeys(landed, all)['baton.cursor.canKeep']);
+    assert.equal(step([landed, spot('b17', CALC, 17)], { uri: CALC, line: 17 }, 'next')?.hunkId, 'a05');
+    // Its undo decided and not written is no accept to take back.
+    assert.ok(!cursorKeys(spot('a05', CALC, 5, { status: 'accepted', landed: true }), all)['baton.cursor.canUnaccept']);
+  });
+
   it('offer un-accept on an accepted hunk not in the buffer, and nothing off any hunk', () => {
     const keys = cursorKeys(spot('a05', CALC, 5, { status: 'accepted' }), all);
     assert.ok(keys['baton.cursor.canUnaccept'] && keys['baton.cursor.canApply']);
@@ -100,7 +109,7 @@ describe('the context keys of the hunk at the cursor', () => {
 });
 
 describe('a decision on the hunk at the cursor', () => {
-  const all = new Set<string>([...p.COMMANDS, ...p.COMING_COMMANDS]);
+  const all = new Set<string>(p.COMMANDS);
 
   it('is the server command that fits the hunk', () => {
     assert.deepEqual(decisionCommand('accept', spot('a05', CALC, 5), all), { command: p.ACCEPT });
@@ -111,7 +120,7 @@ describe('a decision on the hunk at the cursor', () => {
   it('is refused, saying why, when it does not fit or the server lacks it', () => {
     assert.match((decisionCommand('keep', spot('a05', CALC, 5), all) as { refused: string }).refused, /a proposal \(accept or reject it\)/);
     assert.match((decisionCommand('accept', undefined, all) as { refused: string }).refused, /no hunk at the cursor/);
-    assert.match((decisionCommand('keep', spot('a05', CALC, 5, { landed: true }), new Set(p.COMMANDS)) as { refused: string }).refused, /no baton\.keep/);
+    assert.match((decisionCommand('keep', spot('a05', CALC, 5, { landed: true }), new Set(p.COMMANDS.filter((c) => c !== p.KEEP))) as { refused: string }).refused, /no baton\.keep/);
     assert.match((decisionCommand('unaccept', spot('a05', CALC, 5, { status: 'in_buffer' }), all) as { refused: string }).refused, /undo the edit first/);
   });
 });

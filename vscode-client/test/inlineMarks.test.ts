@@ -36,6 +36,9 @@ describe('the side of a hunk that is in the buffer', () => {
     assert.equal(sideInBuffer('pending', true), 'new');
     assert.equal(sideInBuffer('accepted', false), 'old');
     assert.equal(sideInBuffer('in_buffer', false), 'new');
+    assert.equal(sideInBuffer('landed', true), 'new');
+    assert.equal(sideInBuffer('accepted', true, true), 'new', 'an undo due: the new lines are still there');
+    assert.equal(sideInBuffer('in_buffer', true, true), 'old', 'undone in the buffer');
     for (const s of ['stale', 'conflict', 'applied', 'something new']) assert.equal(sideInBuffer(s, false), 'none');
   });
 });
@@ -58,6 +61,21 @@ describe('the marks of a hunk', () => {
     ]);
     // Accepted into the buffer: the same picture.
     assert.deepEqual(hunkMarks(placed({ status: 'in_buffer' }), text, false, AFTER), hunkMarks(placed(), text, true, AFTER));
+  });
+
+  it("draw the server's `landed` state like a landed hunk, and a landed hunk's undo due as the reverse of a proposal", () => {
+    assert.deepEqual(hunkMarks(placed({ status: 'landed' }), text, true, AFTER), hunkMarks(placed(), text, true, AFTER));
+    // Undo decided, not yet written: the new lines are still there and go; the old come back.
+    assert.deepEqual(hunkMarks(placed({ status: 'accepted' }), text, true, AFTER, true), [
+      { kind: 'removed', hunkId: 'c721f7508f68', line: 5 },
+      { kind: 'removed', hunkId: 'c721f7508f68', line: 6 },
+      { kind: 'ghostAdded', hunkId: 'c721f7508f68', line: 5, text: 'return 2' },
+    ]);
+    // Undone in the buffer: the old line is back, drawn as what came in.
+    assert.deepEqual(hunkMarks(placed({ status: 'in_buffer' }), text, true, CALC, true), [
+      { kind: 'added', hunkId: 'c721f7508f68', line: 5 },
+      { kind: 'ghostRemoved', hunkId: 'c721f7508f68', line: 5, text: `return 20${LINE_BREAK}# twenty` },
+    ]);
   });
 
   it('follow the line the server gives: two lines typed above move them down by two', () => {

@@ -69,11 +69,12 @@ function tsInterfaces(): Map<string, Array<{ wire: string; required: boolean }>>
   return new Map([...raw.keys()].map((name) => [name, all(name)]));
 }
 
-/** What the server is being given (landed hunks, revisable decisions): protocol.ts has it
- * already, protocol.py may not yet. Once protocol.py has one, it must match like the rest. */
-const COMING_CONSTANTS = new Set(['KEEP', 'UNDO', 'REOPEN']);
-const COMING_MODELS = new Set(['UndoArgs']);
-const COMING_FIELDS = new Set(['HunkView.landed']);
+/** What the extension asked of the server and reads when it is there (docs/protocol.md,
+ * the restore's writes): protocol.ts has it already, protocol.py may not yet. Once
+ * protocol.py has one, it must match like the rest. */
+const COMING_CONSTANTS = new Set<string>();
+const COMING_MODELS = new Set(['WrittenHunk']);
+const COMING_FIELDS = new Set(['RestoredTask.written']);
 
 describe('protocol.ts mirrors protocol.py', () => {
   const constants = pyConstants();
@@ -102,10 +103,7 @@ describe('protocol.ts mirrors protocol.py', () => {
     const tuple = /^COMMANDS = \(([^)]*)\)$/m.exec(PY);
     assert.ok(tuple, 'COMMANDS tuple not found in protocol.py');
     const names = tuple[1]!.split(',').map((s) => s.trim()).filter(Boolean);
-    // The coming commands may join the server's tuple before COMMANDS here lists them.
-    const coming = p.COMING_COMMANDS as readonly string[];
-    const ids = names.map((n) => constants.get(n));
-    assert.deepEqual([...p.COMMANDS], ids.filter((id) => !coming.includes(id as string) || (p.COMMANDS as readonly string[]).includes(id as string)));
+    assert.deepEqual([...p.COMMANDS], names.map((n) => constants.get(n)));
   });
 
   it('never uses the reserved $/ prefix, and names follow baton/x and baton.x', () => {
@@ -120,7 +118,7 @@ describe('protocol.ts mirrors protocol.py', () => {
     const py = pyModels();
     const ts = tsInterfaces();
     const mirrored = ['HunkArgs', 'RejectArgs', 'AcceptEditedArgs', 'ScopeArgs', 'TaskArgs', 'HunkView',
-      'TaskView', 'HunkContent', 'StateChange', 'RestoredTask', 'Restore', 'Proposal', 'UndoArgs'];
+      'TaskView', 'HunkContent', 'StateChange', 'RestoredTask', 'Restore', 'Proposal', 'WrittenHunk'];
     for (const name of py.keys()) {
       if (name === 'Args') continue;
       assert.ok(mirrored.includes(name), `protocol.py has a new model ${name}: mirror it in protocol.ts`);
@@ -161,7 +159,7 @@ describe('the extension and vscode-languageclient', () => {
     return sources.flatMap((s) => [...s.matchAll(/registerCommand\(\s*'([^']+)'/g)].map((m) => m[1]!));
   })();
 
-  const serverCommands: readonly string[] = [...p.COMMANDS, ...p.COMING_COMMANDS];
+  const serverCommands: readonly string[] = p.COMMANDS;
 
   it('never registers a command the server advertises (the client does)', () => {
     assert.ok(registered.length >= 6, `found only ${registered.join(', ')}`);

@@ -189,6 +189,12 @@ describe('hunk rows between two reads (live positions)', () => {
     assert.equal(liveHunk(hunk({ status: 'rejected' }), { line: 9, status: 'pending' }).line, 5);
   });
 
+  it("take the server's `landed` state, and keep a landed hunk's undo (stored rejected) as it is", () => {
+    assert.equal(hunkNode(liveHunk(hunk({ landed: true }), { line: 7, status: 'landed' })).shown, 'landed');
+    const undo = liveHunk(hunk({ landed: true, status: 'rejected' }), { line: 7, status: 'accepted' });
+    assert.deepEqual([undo.line, undo.status], [7, 'rejected']);
+  });
+
   it('show a landed hunk as landed, to keep or undo', () => {
     const node = hunkNode(hunk({ landed: true }));
     assert.equal(node.shown, 'landed');

@@ -28,6 +28,16 @@ function agent(...args: string[]): Promise<string> {
   });
 }
 
+function cli(...args: string[]): Promise<string> {
+  const python = vscode.workspace.getConfiguration('baton').get<string>('python', '');
+  return new Promise((resolve, reject) => {
+    execFile(python, ['-m', 'baton', ...args, '-w', folder()], { timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`baton ${args.join(' ')}: ${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
 let describe: () => string = () => '';
 
 /** Polls a condition every 100 ms up to a generous deadline (a busy 2-core machine): no
@@ -72,6 +82,8 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
         placements: api.placements.all().map((s) => [s.uri.split('/').pop(), s.line, s.status]),
         keys: api.hunks.contextKeys(),
         cursor: [activeFile()?.split('/').pop(), cursor()],
+        stored: api.tree.storedHunks().filter((h) => h.taskId === 'inline').map((h) => [h.path, h.status, h.conflict]),
+        colors: fs.readFileSync(colors.fsPath, 'utf8'),
       }, null, 1);
     await agent('inline', folder());
     await waitFor('task inline with 3 hunks in the tree', () => rows().length === 3);
@@ -188,6 +200,44 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     }
     assert.ok(await editor.document.save());
     await waitFor('the hunk applied, not drawn any more', () => !drawn().added && drawn().removed?.length === 1);
+  });
+
+  test('an accept undone, then written while the server was down, is named at the next start', async () => {
+    // The issue's case is a window closed with the accept undone and unsaved, then reopened:
+    // the server's start writes the hunk (its write intent is in the log). In one
+    // extension host a closed document stays open for the server (VS Code keeps the
+    // model), so here the write while the server is down comes from `baton apply`, which
+    // settles the same intent; the extension tells it the same way.
+    const warnings: string[] = [];
+    const original = vscode.window.showWarningMessage;
+    (vscode.window as { showWarningMessage: unknown }).showWarningMessage = (message: string) => {
+      warnings.push(message);
+      return Promise.resolve(undefined);
+    };
+    try {
+      const editor = await vscode.window.showTextDocument(colors, { preview: false });
+      editor.selection = new vscode.Selection(1, 0, 1, 0);
+      await waitFor('the proposal in colors.py at the cursor', () => api.hunks.contextKeys()['baton.cursor.canAccept'] === true);
+      await vscode.commands.executeCommand('baton.acceptHunk');
+      await waitFor('the hunk in the buffer', () => editor.document.getText().includes('GREEN = 22'));
+      assert.equal(activeFile(), colors.toString(), 'the last hunk of colors.py: the cursor stays in the file');
+      await vscode.commands.executeCommand('undo');
+      await waitFor('the undone accept said', () => warnings.some((w) => w.includes('you undid hunk')));
+      await waitFor('the tree to know it accepted, not applied', () =>
+        api.tree.storedHunks().some((h) => h.path === 'colors.py' && h.status === 'accepted'),
+      );
+      assert.ok(!editor.document.isDirty, 'undone to the saved text');
+      await api.client.stop();
+      await cli('apply');
+      assert.match(fs.readFileSync(colors.fsPath, 'utf8'), /GREEN = 22\n/);
+      warnings.length = 0;
+      await api.client.start();
+      const said = await waitFor('the written-since warning', () => warnings.find((w) => w.includes('written to disk')));
+      assert.match(said, /1 accepted hunk was written to disk/);
+      assert.match(said, /colors\.py/);
+    } finally {
+      (vscode.window as { showWarningMessage: unknown }).showWarningMessage = original;
+    }
   });
 
   test("the default keybindings: Baton's keys, and which of VS Code's use the same ones", async () => {
