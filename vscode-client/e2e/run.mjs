@@ -3,8 +3,8 @@
 //
 //   1. extension-host tests: e2e/suite (Mocha) loaded as extensionTestsPath with this folder
 //      as extensionDevelopmentPath; VS Code reports the exit code via window.codeAutomationExit;
-//   2. one UI test on the packaged baton.vsix: open the Baton view, click Accept on a code
-//      lens, see the file and the tree change; open a hunk's diff from its Diff lens, edit the
+//   2. one UI test on the packaged baton.vsix: open the Baton view, see the inline view
+//      (each hunk drawn in the file), click Accept on a code lens, see the file and the tree change; open a hunk's diff from its Diff lens, edit the
 //      right side and click Accept Edited Version; with screenshots (see E2E_IMAGES).
 //
 // Usage: node e2e/run.mjs [host|ui]...   (default: both). Needs e2e/install.sh, npm run build,
@@ -204,6 +204,13 @@ async function uiTest() {
     await editor.waitFor();
     await page.locator('.codelens-decoration a', { hasText: 'Accept' }).first().waitFor({ timeout: 20_000 });
     await page.locator('.squiggly-warning, .squiggly-info, .squiggly-hint, .squiggly-error').first().waitFor({ timeout: 20_000 });
+    // The inline view: each hunk's old lines painted, the new lines as ghost text after them
+    // (extension decorations: classes named after their TextEditorDecorationType).
+    await page.waitForFunction(
+      () => document.querySelectorAll('.editor-instance .view-overlays [class*="TextEditorDecorationType"]').length >= 3 &&
+        document.querySelectorAll('.editor-instance .view-lines [class*="TextEditorDecorationType"]').length >= 3,
+      null, { timeout: 20_000 },
+    );
     await page.mouse.move(5, 5);
     await page.waitForTimeout(500);
     fs.mkdirSync(IMAGES, { recursive: true });
@@ -219,6 +226,14 @@ async function uiTest() {
       () => [...document.querySelectorAll('.statusbar-item')].some((e) => /2 pending · 1 accepted/.test(e.textContent ?? '')),
       null, { timeout: 15_000 },
     );
+    // In the buffer, not saved: its lines drawn green, the line they replaced as ghost text.
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('.editor-instance .view-line')].some((l) => /#\stwenty/.test(l.textContent?.replace(/\u00a0/g, ' ') ?? '')),
+      null, { timeout: 15_000 },
+    );
+    await page.mouse.move(5, 5);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(IMAGES, 'vscode-inline-accepted.png') });
     await page.keyboard.press('Control+S');
     await page.waitForFunction(
       () => [...document.querySelectorAll('.statusbar-item')].some((e) => /(^|\s)2 pending\s*$/.test((e.textContent ?? '').trim())),
