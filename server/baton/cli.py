@@ -701,6 +701,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("hook", help="one hook event of an agent product (JSON on stdin)")
     s.add_argument("product", choices=["claude-code"])
     s.set_defaults(run=None)
+    s = sub.add_parser("hookd", help="a workspace's hook daemon (hooks start it themselves)")
+    s.add_argument("root", metavar="WORKSPACE")
+    s.set_defaults(run=None)
     s = sub.add_parser("demo", help="run the end-to-end crash-and-takeover demo")
     s.add_argument("--keep", action="store_true", help="keep the demo workspace")
     s.set_defaults(run=None)
@@ -805,12 +808,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
         return run_stdio(root, args.worker, args.ttl)
     if args.command == "hook":
-        from .adapters import claude_code, hookio
+        from .adapters.hookclient import main as hook
 
-        answer = hookio.run(sys.stdin.buffer.read(), claude_code.hook)
-        if answer:
-            print(answer)
-        return EXIT_OK
+        return hook(["hook", args.product])
+    if args.command == "hookd":
+        from .adapters.hookd import main as hookd
+
+        return hookd(args.root)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -53,21 +53,43 @@ def workspace_root(event: dict[str, Any]) -> Path:
 
 
 def run(raw: bytes, handler: Handler) -> str:
-    """The hook's whole run: what to print on stdout (maybe nothing). Never raises."""
+    """A hook's whole run in its own process: what to print on stdout (maybe nothing).
+    Never raises."""
     event: dict[str, Any] = {}
-    root: Path | None = None
     try:
         event = read_event(raw)
         root = workspace_root(event)
-        answer = asyncio.run(_handle(root, event, handler))
     except Exception as e:
-        return _failed(root, event, e)
-    return json.dumps(answer) if answer else ""
+        return _failed(None, event, e)
+    return asyncio.run(_answer_in(root, raw, handler))
 
 
-async def _handle(root: Path, event: dict[str, Any], handler: Handler) -> dict[str, Any] | None:
-    async with await Workspace.open(root) as ws:
-        return await handler(ws, event)
+async def _answer_in(root: Path, raw: bytes, handler: Handler) -> str:
+    try:
+        ws = await Workspace.open(root)
+    except Exception as e:
+        return _failed(root, _peek(raw), e)
+    async with ws:
+        return await answer(ws, raw, handler)
+
+
+async def answer(ws: Workspace, raw: bytes, handler: Handler) -> str:
+    """One event against an open workspace, in a hook's process or in the daemon
+    (hookd.py): the same code either way. Never raises."""
+    event: dict[str, Any] = {}
+    try:
+        event = read_event(raw)
+        reply = await handler(ws, event)
+    except Exception as e:
+        return _failed(ws.root, event, e)
+    return json.dumps(reply) if reply else ""
+
+
+def _peek(raw: bytes) -> dict[str, Any]:
+    try:
+        return read_event(raw)
+    except InvalidInput:
+        return {}
 
 
 def _failed(root: Path | None, event: dict[str, Any], error: Exception) -> str:

@@ -1,0 +1,129 @@
+"""`baton hookd ROOT`: one workspace's hook daemon (hookclient.py says why it exists).
+
+It keeps the workspace's store open and handles the events hooks pass it, one at a time
+(the order they arrive is the order a session's tool calls happen). Exactly the same code
+answers as in a hook's own process (hookio.answer): the daemon is a transport, not a
+second implementation. It leaves when idle for IDLE_S, when its socket or the workspace's
+.baton/ is gone (a deleted checkout must not be brought back by a daemon's write), or when
+a client of another Baton version asks (it says "\\0restart", and the client starts a new
+one). One per workspace: an flock on `.baton/hooks.lock` decides who serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import struct
+import sys
+from pathlib import Path
+
+from .. import __version__
+from ..workspace import Workspace
+from . import claude_code, hookio
+from .hookclient import SOCKET
+
+IDLE_S = 600.0
+CHECK_S = 2.0
+
+
+class Daemon:
+    def __init__(self, root: Path, ws: Workspace) -> None:
+        self.root, self.ws = root, ws
+        self.busy = asyncio.Lock()
+        self.last = asyncio.get_running_loop().time()
+        self.done = asyncio.Event()
+        self.socket_id = (0, 0)
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            header = (await _read_frame(reader)).decode("utf-8", "replace")
+            raw = await _read_frame(reader)
+            version, _, product = header.partition("\n")
+            if version != __version__ or product != "claude-code":
+                answer = "\0restart"
+                self.done.set()
+            else:
+                async with self.busy:
+                    answer = await hookio.answer(self.ws, raw, claude_code.hook)
+                    self.last = asyncio.get_running_loop().time()
+            writer.write(_frame(answer.encode("utf-8")))
+            await writer.drain()
+        except (OSError, asyncio.IncompleteReadError, struct.error):
+            pass  # the hook went away (killed with its agent): nothing to answer
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def watch(self) -> None:
+        """Leave when idle, or when the socket or the workspace is gone."""
+        loop = asyncio.get_running_loop()
+        while not self.done.is_set():
+            await asyncio.sleep(CHECK_S)
+            if self.busy.locked():
+                continue
+            gone = _identity(self.root / ".baton" / SOCKET) != self.socket_id
+            if gone or loop.time() - self.last > IDLE_S:
+                self.done.set()
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, 0)
+    return st.st_dev, st.st_ino
+
+
+def _frame(data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + data
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> bytes:
+    (size,) = struct.unpack(">I", await reader.readexactly(4))
+    if size > hookio.MAX_INPUT + 1:
+        raise OSError("frame over the limit")
+    return await reader.readexactly(size)
+
+
+async def run(root: Path) -> int:
+    folder = root / ".baton"
+    lock = os.open(folder / "hooks.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0  # another daemon serves this workspace
+    try:
+        async with await Workspace.open(root, create=False) as ws:
+            daemon = Daemon(root, ws)
+            here = os.getcwd()
+            os.chdir(folder)  # relative socket path: see hookclient.ask_daemon
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(SOCKET)  # a dead daemon's (we hold the lock)
+            old_umask = os.umask(0o177)
+            try:
+                server = await asyncio.start_unix_server(daemon.serve, path=SOCKET)
+            finally:
+                os.umask(old_umask)
+                os.chdir(here)
+            daemon.socket_id = _identity(folder / SOCKET)
+            async with server:
+                watcher = asyncio.create_task(daemon.watch())
+                await daemon.done.wait()
+                watcher.cancel()
+            if _identity(folder / SOCKET) == daemon.socket_id:
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / SOCKET)
+    finally:
+        os.close(lock)
+    return 0
+
+
+def main(root: str) -> int:
+    path = Path(root).resolve()
+    if not (path / ".baton").is_dir():
+        print(f"baton hookd: no .baton/ in {path}", file=sys.stderr)
+        return 2
+    return asyncio.run(run(path))

@@ -1,0 +1,123 @@
+"""The hook's lean path: `baton hook claude-code` hands events to the workspace's daemon
+(baton hookd), starts one when there is none, and answers the same either way — also when
+the daemon is killed, or is another version's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from baton.adapters import hookclient
+from tests.conftest import until
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def hook(root: Path, event: dict[str, object], **env: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "baton", "hook", "claude-code"],
+        cwd=root, input=json.dumps(event).encode(), capture_output=True, timeout=60,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": str(root), **env}, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode()
+
+
+def daemon_pid(root: Path) -> int | None:
+    """The pid of the process holding the workspace's hooks.lock, if any."""
+    lock = (root / ".baton" / "hooks.lock").resolve()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fds = list((entry / "fd").iterdir())
+            if any(os.readlink(fd) == str(lock) for fd in fds):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def session(root: Path, sid: str) -> list[dict[str, object]]:
+    common = {"session_id": sid, "cwd": str(root)}
+    target = str(root / "f.py")
+    return [
+        {**common, "hook_event_name": "UserPromptSubmit", "prompt": f"Task of {sid}"},
+        {**common, "hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "t1",
+         "tool_input": {"file_path": target, "content": "x = 1\n"}},
+        {**common, "hook_event_name": "PostToolUse", "tool_name": "Write", "tool_use_id": "t1",
+         "tool_input": {"file_path": target, "content": "x = 1\n"},
+         "tool_response": {"originalFile": None}},
+    ]  # fmt: skip
+
+
+def workspace(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    (root / ".baton").mkdir(parents=True)
+    return root
+
+
+def status(root: Path) -> list[dict[str, object]]:
+    out = subprocess.run(
+        [sys.executable, "-m", "baton", "hunks", "--json"], cwd=root, capture_output=True,
+        timeout=60, check=True,
+    ).stdout  # fmt: skip
+    return [{k: h[k] for k in ("path", "status", "summary", "landed")} for h in json.loads(out)]
+
+
+async def test_with_or_without_the_daemon_the_record_is_the_same(tmp_path: Path) -> None:
+    alone, served = workspace(tmp_path, "alone"), workspace(tmp_path, "served")
+    for root, env in ((alone, {hookclient.DAEMON_ENV: "0"}), (served, {})):
+        for event in session(root, "s1"):
+            if event["hook_event_name"] == "PostToolUse":
+                (root / "f.py").write_text("x = 1\n")  # what the tool did
+            hook(root, event, **env)
+        if not env:
+            await until(lambda root=root: daemon_pid(root), timeout=30)
+    assert daemon_pid(alone) is None
+    assert (
+        status(alone)
+        == status(served)
+        == [
+            {"path": "f.py", "status": "pending", "summary": "insert 1 line: x = 1", "landed": True}
+        ]
+    )
+    (served / ".baton" / "hooks.sock").unlink()  # a workspace deleted: its daemon leaves
+    await until(lambda: daemon_pid(served) is None, timeout=30)
+
+
+async def test_a_killed_daemon_loses_nothing_and_is_replaced(tmp_path: Path) -> None:
+    root = workspace(tmp_path, "ws")
+    first, *rest = session(root, "s2")
+    hook(root, first)
+    pid = await until(lambda: daemon_pid(root), timeout=30)
+    os.kill(pid, signal.SIGKILL)
+    await until(lambda: daemon_pid(root) is None, timeout=30)
+    for event in rest:  # the socket is a dead one's: handled here, a new daemon started
+        if event["hook_event_name"] == "PostToolUse":
+            (root / "f.py").write_text("x = 1\n")
+        hook(root, event)
+    assert [h["status"] for h in status(root)] == ["pending"]
+    new = await until(lambda: daemon_pid(root), timeout=30)
+    assert new != pid
+    (root / ".baton" / "hooks.sock").unlink()
+    await until(lambda: daemon_pid(root) is None, timeout=30)
+
+
+async def test_a_daemon_of_another_version_steps_aside(tmp_path: Path) -> None:
+    root = workspace(tmp_path, "ws")
+    hook(root, session(root, "s3")[0])
+    pid = await until(lambda: daemon_pid(root), timeout=30)
+    answer = hookclient.ask_daemon(root / ".baton", "claude-code", b"{}")
+    assert answer == "" or answer.startswith("{")  # this version: an answer
+    old = hookclient.__version__
+    try:
+        hookclient.__version__ = "0.0.0-older"  # what a client of another Baton sends
+        assert hookclient.ask_daemon(root / ".baton", "claude-code", b"{}") is None
+    finally:
+        hookclient.__version__ = old
+    await until(lambda: daemon_pid(root) != pid, timeout=30)  # it left
