@@ -153,7 +153,7 @@ def test_the_wheel_holds_the_package_whole_and_nothing_else(wheel: Path) -> None
     assert f"\nVersion: {baton.__version__}\n" in metadata
     assert "\nDescription-Content-Type: text/markdown\n" in metadata
     assert "# Baton" in metadata, "the README is the long description"
-    assert "[console_scripts]\nbaton = baton.cli:main" in entry_points
+    assert "[console_scripts]\nbaton = baton.launch:main" in entry_points
 
 
 # --- uv tool install ---------------------------------------------------------------------
