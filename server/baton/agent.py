@@ -40,10 +40,19 @@ from .changes import (
     MAX_FILES_PER_DIFF,
     BuiltChange,
     ChangeRefused,
+    Pending,
     build_change,
     decode_text,
 )
-from .effects import EffectResult, apply_accepted, content_hash, recover_effects, temp_leftovers
+from .effects import (
+    EffectResult,
+    apply_accepted,
+    content_hash,
+    expected_line,
+    hunk_body,
+    recover_effects,
+    temp_leftovers,
+)
 from .hashing import digest
 from .limits import InvalidInput, lease_seconds
 from .models import (
@@ -183,6 +192,8 @@ class Proposal:
     change_id: str
     path: str
     hunks: tuple[HunkState, ...]
+    replaced: tuple[HunkState, ...] = ()
+    """Earlier hunks of the file, awaiting review, that this proposal's lines replaced."""
 
     @property
     def hunk_ids(self) -> list[str]:
@@ -402,7 +413,10 @@ class Task:
         try:
             base = paths.read_regular(self.ws.root, target, MAX_FILE_BYTES)
             await self._check_read_is_current(rel, base)
-            return await self._record_change(build_change(self.id, rel, base, new, summary))
+            pending = await self._pending(rel)
+            return await self._record_change(
+                build_change(self.id, rel, base, new, summary, pending)
+            )
         except ChangeRefused:
             if (earlier := await self._earlier_proposal(rel, new)) is None:
                 raise
@@ -441,7 +455,12 @@ class Task:
         if not matches:
             return None
         change = max(matches, key=lambda c: c.lsn)
-        return Proposal(change.id, rel, tuple(state.hunks[h] for h in change.hunk_ids))
+        return Proposal(
+            change.id,
+            rel,
+            tuple(state.hunks[h] for h in change.hunk_ids),
+            tuple(state.hunks[h] for h in change.replaced),
+        )
 
     @refuses_invalid
     async def propose_diff(
@@ -474,15 +493,33 @@ class Task:
             base_text = decode_text(base, f"current {rel}") if base is not None else ""
             patched = apply_file_patch(base_text, fp)  # a deletion must match the file too
             new = _utf8(patched, f"proposed {rel}") if fp.new_path else None
-            built.append(build_change(self.id, rel, base, new, summary))
+            pending = await self._pending(rel)
+            built.append(build_change(self.id, rel, base, new, summary, pending))
         return [await self._record_change(b) for b in built]
+
+    async def _pending(self, rel: str) -> list[Pending]:
+        """This task's proposals for the file still awaiting review (not landed hunks:
+        those are in the file already)."""
+        state = await self.state()
+        hunks = [
+            state.hunks[i]
+            for i in state.hunk_ids_of(rel)
+            if state.hunks[i].status == HunkStatus.PENDING and not state.hunks[i].landed
+        ]
+        return [Pending(h.id, await hunk_body(self.ws, h), expected_line(state, h)) for h in hunks]
 
     async def _record_change(self, built: BuiltChange) -> Proposal:
         payload = built.payload
-        await self._record(OpKind.CHANGE_PROPOSED, payload, payload.change_id, built.blobs)
         state = await self.state()
+        if payload.change_id not in state.changes:  # else a replay: the first one stands
+            await self._record(OpKind.CHANGE_PROPOSED, payload, payload.change_id, built.blobs)
+            state = await self.state()
+        change = state.changes[payload.change_id]
         return Proposal(
-            payload.change_id, payload.path, tuple(state.hunks[h.id] for h in payload.hunks)
+            change.id,
+            change.path,
+            tuple(state.hunks[h] for h in change.hunk_ids),
+            tuple(state.hunks[h] for h in change.replaced),
         )
 
     async def wait_for_review(

@@ -9,12 +9,12 @@ the decision already made on it stands: the developer is never asked twice.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import keys
 from .hashing import digest
-from .hunks import HunkSpec, diff_hunks
+from .hunks import HunkSpec, Lines, diff_hunks, locate_tolerant, split_lines
 from .limits import InvalidInput
 from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef
 
@@ -49,10 +49,29 @@ def decode_text(data: bytes, what: str) -> str:
         ) from None
 
 
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An earlier proposal's hunk of the file, still awaiting review."""
+
+    hunk_id: str
+    body: HunkBody
+    line: int
+    """Where it should be in the file now (effects.expected_line)."""
+
+
 def build_change(
-    task_id: str, path: str, base: bytes | None, new: bytes | None, summary: str = ""
+    task_id: str,
+    path: str,
+    base: bytes | None,
+    new: bytes | None,
+    summary: str = "",
+    pending: Sequence[Pending] = (),
 ) -> BuiltChange:
-    """The op for replacing `base` (None: absent) by `new` (None: delete) at `path`."""
+    """The op for replacing `base` (None: absent) by `new` (None: delete) at `path`.
+
+    Proposals compose: the `pending` hunks this one's lines overlap are replaced (named in
+    the op, so every face can say so); the others stay pending beside it — an agent that
+    proposes file by file, or region by region, never withdraws its own earlier work."""
     if base is None and new is None:
         raise ChangeRefused(f"{path}: nothing to delete, the file does not exist")
     kind = change_kind(base, new)
@@ -77,8 +96,36 @@ def build_change(
         new_hash=new_hash,
         hunks=refs,
         summary=summary,
+        replaces=overlapped(split_lines(base_text), specs, pending, {r.id for r in refs}),
     )
     return BuiltChange(payload, blobs)
+
+
+def overlapped(
+    lines: Lines, specs: Sequence[HunkSpec], pending: Sequence[Pending], new_ids: set[str]
+) -> list[str]:
+    """The pending hunks whose lines, where they sit in `lines` now, meet a new hunk's. A
+    pending hunk that cannot be placed (its code changed) is left as it is: stale."""
+    out = []
+    for p in pending:
+        if p.hunk_id in new_ids:
+            continue  # proposed again, the same: it stays what it is
+        old = tuple(p.body.old)
+        found = locate_tolerant(lines, old, tuple(p.body.before), tuple(p.body.after), p.line)
+        if found is None:
+            continue
+        start, end = found.line, found.line + len(old)
+        if any(_meets(start, end, s.base_line, s.base_line + len(s.old_lines)) for s in specs):
+            out.append(p.hunk_id)
+    return out
+
+
+def _meets(a0: int, a1: int, b0: int, b1: int) -> bool:
+    """Line ranges [a0, a1) and [b0, b1) share a line; an empty one (an insertion point)
+    meets a range it touches, so two edits at one place are never both kept."""
+    if a0 == a1 or b0 == b1:
+        return a0 <= b1 and b0 <= a1
+    return a0 < b1 and b0 < a1
 
 
 def change_kind(base: bytes | None, new: bytes | None) -> ChangeKind:

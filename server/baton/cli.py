@@ -575,7 +575,15 @@ async def agent_propose(args: argparse.Namespace, worker: Worker) -> object:
         source = {"content": read_input(args.content or "-", "--content")}
     call = arguments(calls.ProposeArgs, **given(args, "path", "summary"), **source)
     proposals = await calls.propose(held_task(args, worker), call)
-    return [{"change_id": p.change_id, "path": p.path, "hunks": list(p.hunks)} for p in proposals]
+    return [
+        {
+            "change_id": p.change_id,
+            "path": p.path,
+            "hunks": list(p.hunks),
+            "replaced": list(p.replaced),
+        }
+        for p in proposals
+    ]
 
 
 @action("wait")

@@ -182,12 +182,17 @@ def _land(state: TaskState, op: Op, p: ChangeLanded) -> None:
 
 def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = False) -> None:
     new_ids = {h.id for h in p.hunks}
-    # A newer change for the same file replaces the hunks awaiting review it no longer
-    # contains: proposals replace proposals, a landing the landed hunks it merged.
+    # A proposal replaces the pending proposals whose lines it overlaps (`replaces`); a
+    # landing, the landed hunks it merged: all those of the file it does not contain.
+    named = set(p.replaces) if p.replaces is not None else None
+    replaced = []
     for hid in state.hunk_ids_of(p.path):
         hunk = state.hunks[hid]
-        if hunk.status == HunkStatus.PENDING and hunk.landed == landed and hid not in new_ids:
+        if hunk.status != HunkStatus.PENDING or hunk.landed != landed or hid in new_ids:
+            continue
+        if named is None or hid in named:
             hunk.status = HunkStatus.SUPERSEDED
+            replaced.append(hid)
     for ref in p.hunks:
         existing = state.hunks.get(ref.id)
         if existing is not None and existing.status != HunkStatus.SUPERSEDED:
@@ -216,6 +221,7 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
         summary=p.summary,
         lsn=op.lsn,
         landed=landed,
+        replaced=replaced,
     )
 
 

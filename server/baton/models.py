@@ -170,6 +170,10 @@ class ChangeProposed(Model):
     """Blob of the complete proposed file; None for a deletion."""
     hunks: list[HunkRef]
     summary: Text = ""
+    replaces: list[str] | None = None
+    """The earlier hunks of this file, still awaiting review, that this change replaces
+    (their lines overlap its own): superseded. None — logs written before changes
+    composed, and landed changes — replaces every one of its kind it does not contain."""
 
 
 class ChangeLanding(Model):
@@ -360,6 +364,8 @@ class Change(Model):
     summary: str = ""
     lsn: int
     landed: bool = False
+    replaced: list[str] = Field(default_factory=list)
+    """The earlier pending hunks it superseded: every response says so."""
 
 
 class HunkState(Model):

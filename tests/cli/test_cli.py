@@ -136,9 +136,13 @@ def test_agent_loop_with_a_developer_reviewing(project: Path) -> None:
     assert agent("note", "notes.txt has CRLF line ends") == {"ok": True}
 
     # Proposals: content on stdin, from a file, as a diff, and a deletion.
-    wrong = agent("propose", "calc.py", stdin=calc.replace("a - b", "a + -b"))
+    wrong = agent(
+        "propose", "calc.py", stdin=calc.replace("def add(a, b):", "def add(a, b) -> int:")
+    )
     fixed = calc.replace("def add(a, b):", "def add(a: int, b: int) -> int:")
     proposals = agent("propose", "calc.py", "--summary", "typed add", stdin=fixed)
+    # The same line again: the earlier hunk is replaced, and the answer says so.
+    assert [h["id"] for h in proposals[0]["replaced"]] == [wrong[0]["hunks"][0]["id"]]
     (project / "readme.in").write_text("# Calc\n")
     proposals += agent("propose", "README.md", "--content", str(project / "readme.in"))
     proposals += agent("propose", "--diff", "-", stdin=UTIL_DIFF)

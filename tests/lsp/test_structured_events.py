@@ -66,17 +66,18 @@ async def test_one_proposal_event_per_proposal_before_its_message(seeded: Path) 
             )
         )
         # A later commit, handled after any notice of the earlier ones: none comes late.
-        await agent_proposes(seeded, "tidy", {"a.py": "a = 3\n"})
+        await agent_proposes(seeded, "tidy", {"a.py": "a = 3\n"})  # over a = 2: replaces it
         await editor.until(lambda: sum(e["changes"] for e, _ in events(editor, p.DID_PROPOSE)) == 3)
         told = events(editor, p.DID_PROPOSE)
         assert sum(e["changes"] for e, _ in told) == 3
+        assert told[-1][0]["message"].endswith(", replacing 1 earlier hunk")
         for event, shown_before in told:
             assert event["version"] == p.PROTOCOL_VERSION
             assert event["taskId"] == "tidy" and event["title"] == "Tidy calc"
             assert event["files"] == len(event["uris"])
             assert set(event["uris"]) <= {editor.uri("a.py"), editor.uri("b.py")}
             n, files = event["changes"], event["files"]
-            assert event["message"] == (
+            assert event["message"].startswith(
                 f"Agent proposes {n} change{'s' * (n != 1)} in {files} "
                 f"file{'s' * (files != 1)} (task 'Tidy calc')"
             )

@@ -96,7 +96,9 @@ async def run(root: Path) -> int:
     except BlockingIOError:
         return 0  # another daemon serves this workspace
     try:
-        async with await Workspace.open(root, create=False) as ws:
+        # The hook that started it may not have made the database yet: whichever comes
+        # first makes it (it is created whole, under a temporary name).
+        async with await Workspace.open(root) as ws:
             daemon = Daemon(root, ws)
             here = os.getcwd()
             os.chdir(folder)  # relative socket path: see hookclient.ask_daemon

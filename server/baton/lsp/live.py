@@ -274,10 +274,18 @@ async def announce(ls: BatonServer, proposed: set[str]) -> None:
         if won:
             uris = sorted({ls.uri_for(ws, h.path) for h in won})
             files = len(uris)
+            verb = "wrote" if all(h.landed for h in won) else "proposes"
             message = (
-                f"Agent proposes {len(won)} change{'s' * (len(won) != 1)} in {files} "
+                f"Agent {verb} {len(won)} change{'s' * (len(won) != 1)} in {files} "
                 f"file{'s' * (files != 1)} (task '{state.title}')"
             )
+            replaced = sum(
+                len(state.changes[c].replaced)
+                for c in {h.change_id for h in won}
+                if c in state.changes and not state.changes[c].landed
+            )
+            if replaced:
+                message += f", replacing {replaced} earlier hunk{'s' * (replaced != 1)}"
             proposal = p.Proposal(
                 task_id=state.task_id,
                 title=state.title,

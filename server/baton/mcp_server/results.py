@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pydantic import Field
+
 from ..brief import MAX_LISTED, HandoffBrief, HunkBrief, bound, hunk_brief
 from ..brief import NEW_TASK as NEW_TASK_PLAIN
 from ..calls import AppliedEffect, FileText, FolderListing, Held
@@ -59,6 +61,9 @@ class ProposedChange(Model):
     hunks: list[HunkBrief]
     already_decided: list[HunkBrief]
     """Hunks the developer decided before (same text): never ask again, read comments."""
+    replaced: list[HunkBrief] = Field(default_factory=list)
+    """Your earlier hunks of this file, awaiting review, that this proposal's lines
+    replaced (superseded): the developer is no longer asked about them."""
 
 
 class Proposed(Model):
@@ -148,7 +153,10 @@ def proposed(proposals: list[ProposedChange]) -> Proposed:
     hunks = [h for c in proposals for h in c.hunks]
     pending = sum(h.status == HunkStatus.PENDING for h in hunks)
     decided = [h for c in proposals for h in c.already_decided]
+    replaced = [h.id for c in proposals for h in c.replaced]
     message = f"{len(hunks)} hunk(s), {pending} awaiting review"
+    if replaced:
+        message += f"; replaced your earlier hunk(s) {', '.join(replaced)}"
     if decided:
         message += "; already decided before: " + review_message(decided)
     elif pending:

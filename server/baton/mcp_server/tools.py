@@ -372,6 +372,7 @@ async def propose_change(session: AgentSession, task_id: str, args: ProposeArgs)
                 path=p.path,
                 hunks=[hunk_brief(h) for h in p.hunks],
                 already_decided=[hunk_brief(h) for h in p.already_decided],
+                replaced=[hunk_brief(h) for h in p.replaced],
             )
             for p in proposals
         ]
