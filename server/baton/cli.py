@@ -351,12 +351,18 @@ async def cmd_decide(args: argparse.Namespace) -> None:
 
 
 async def cmd_init(args: argparse.Namespace) -> None:
-    from .adapters.install import init
+    from .adapters.install import Changed, init
 
     root = Path(args.workspace).resolve() if args.workspace else Path.cwd()
     async with await Workspace.open(root):
         pass  # .baton/ made now: the hooks find it whatever folder Claude Code starts in
+    from .adapters import gates
+
+    if args.gate or args.remove:  # checked (and saved) before anything else changes
+        gates.save(root, [] if args.remove else [*gates.load(root), *args.gate])
     changed = init(root, remove=args.remove)
+    if args.gate:
+        changed.append(Changed(root / ".baton" / gates.FILE, "gated: " + ", ".join(args.gate)))
     emit(
         args,
         [{"path": str(c.path), "change": c.what} for c in changed],
@@ -705,6 +711,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("init", parents=[common], help="set a workspace up under an agent product")
     s.add_argument("product", choices=["claude-code"])
     s.add_argument("--remove", action="store_true", help="take exactly Baton's entries out")
+    s.add_argument(
+        "--gate",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="hold the agent's edits of these paths for review before they are written",
+    )
     s.set_defaults(run=cmd_init)
     s = sub.add_parser("hook", help="one hook event of an agent product (JSON on stdin)")
     s.add_argument("product", choices=["claude-code"])

@@ -214,3 +214,32 @@ def test_hostile_hook_input_never_stops_the_agent_nor_touches_anything_outside(
         run(root, "Write there", model).check()
     status = json.loads(baton(root, "status", "--json").stdout)
     assert all(sum(row["hunks"].values()) == 0 for row in status)  # nothing of it recorded
+
+
+def test_gate_mode_holds_an_edit_as_a_proposal_and_tells_the_model(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    gate = baton(root, "init", "claude-code", "--gate", "migrations/**")
+    assert gate.returncode == 0, gate.stderr
+    target = root / "migrations" / "001.sql"
+    script = [
+        [Turn.call("Write", file_path=str(target), content="CREATE TABLE t (id int);\n")],
+        [
+            Turn.call(
+                "Edit", file_path=str(root / "calc.py"), old_string="a + b", new_string="b + a"
+            )
+        ],
+        "Done.",
+    ]
+    with ScriptedModel(script) as model:
+        run(root, "Add a table", model).check()
+        told = model.turns[1].tool_results()
+    assert not target.exists()  # held: nothing written
+    (result,) = told
+    assert result.get("is_error") and "Baton holds edits to migrations/001.sql" in str(result)
+    proposals = json.loads(baton(root, "hunks", "--json").stdout)
+    by_path = {h["path"]: (h["status"], h["landed"]) for h in proposals}
+    assert by_path == {"migrations/001.sql": ("pending", False), "calc.py": ("pending", True)}
+    held = next(h["id"] for h in proposals if h["path"] == "migrations/001.sql")
+    assert baton(root, "accept", held).returncode == 0
+    assert baton(root, "apply").returncode == 0
+    assert target.read_text() == "CREATE TABLE t (id int);\n"

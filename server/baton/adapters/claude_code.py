@@ -40,7 +40,7 @@ from ..hashing import content_hash
 from ..limits import InvalidInput
 from ..models import StepStatus
 from ..workspace import Workspace
-from . import hookio, sessions, snapshots
+from . import gates, hookio, sessions, snapshots
 from .sessions import Session
 
 PRODUCT = "claude-code"
@@ -83,17 +83,24 @@ def parse(raw: Any) -> HookEvent:
 
 
 class Reply:
-    """What the hook prints: additional context for the model, or nothing."""
+    """What the hook prints: additional context for the model, a PreToolUse deny (gate
+    mode), or nothing."""
 
     def __init__(self, event: str) -> None:
         self.event = event
         self.context: list[str] = []
+        self.decision: str | None = None
+        """The reason the tool call is denied, if it is."""
 
     def output(self) -> dict[str, Any] | None:
         text = "\n\n".join(c for c in self.context if c)
-        if not text:
-            return None
-        return {"hookSpecificOutput": {"hookEventName": self.event, "additionalContext": text}}
+        out: dict[str, Any] = {"hookEventName": self.event}
+        if text:
+            out["additionalContext"] = text
+        if self.decision is not None:
+            out["permissionDecision"] = "deny"
+            out["permissionDecisionReason"] = self.decision
+        return {"hookSpecificOutput": out} if len(out) > 1 else None
 
 
 async def hook(ws: Workspace, raw: Any) -> dict[str, Any] | None:
@@ -136,7 +143,9 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
     if task is None:
         return reply  # no task yet (no prompt seen): nothing of ours to record against
     if name == "PreToolUse":
-        await _before_tool(ws, task, event)
+        held = await _before_tool(ws, task, event)
+        if held is not None:
+            reply.decision = held
     elif name in ("PostToolUse", "PostToolUseFailure"):
         await _after_tool(ws, task, event)
         await _tell(task, reply)
@@ -174,17 +183,37 @@ def workspace_path(ws: Workspace, event: HookEvent, value: object) -> str | None
         return None
 
 
-async def _before_tool(ws: Workspace, task: Task, event: HookEvent) -> None:
+async def _before_tool(ws: Workspace, task: Task, event: HookEvent) -> str | None:
+    """Announce the tool's write; for a gated path, hold it instead: the reason to deny."""
     tool, call = event.tool_name or "", event.tool_use_id or ""
     landing = keys.landing_id(event.session_id, call)
     if tool in SHELLS and call:
         await snapshots.take(ws, task.id, landing)
-        return
+        return None
     path = workspace_path(ws, event, event.tool_input.get("file_path"))
     if tool not in WRITERS or path is None or not call:
-        return
+        return None
     expected = await _expected(ws, path, tool, event.tool_input)
+    if gates.gated(ws.root, path) and isinstance(expected, bytes):
+        return await _hold(task, path, expected)
     await landings.announce(ws, task.id, landing, path, tool, expected=expected, epoch=task.epoch)
+    return None
+
+
+async def _hold(task: Task, path: str, content: bytes) -> str:
+    """Gate mode: the edit becomes a proposal of the propose-first kind, and the tool call
+    is denied with a reason the model reads (docs/agents.md says what this costs it)."""
+    try:
+        proposal = await task.propose(path, content)
+    except (ChangeRefused, paths.PathRefused) as e:
+        return f"Baton holds edits to {path} for the developer's review, and refused this one: {e}"
+    ids = ", ".join(proposal.hunk_ids) or "none"
+    return (
+        f"Baton holds edits to {path} for the developer's review: your edit was recorded "
+        f"as a proposal (hunks {ids}) and {path} is unchanged until the developer accepts it. "
+        "Do not retry it or write the file another way; go on with other work. You will be "
+        "told of the decision."
+    )
 
 
 async def _expected(
