@@ -9,7 +9,9 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from baton.models import HunkStatus, OpKind
+from baton.lsp.state import EDITOR
+from baton.models import Decision, HunkStatus, OpKind
+from baton.review import decide
 from baton.workspace import Workspace
 
 from .conftest import CALC, start_editor, stop_editor
@@ -102,3 +104,24 @@ async def test_restart_between_decisions_shows_the_same_picture(seeded: Path) ->
             assert state.hunks[diags[1].data["hunkId"]].status == HunkStatus.REJECTED
     finally:
         await stop_editor(again)
+
+
+async def test_a_start_that_writes_an_editor_accept_says_so(seeded: Path) -> None:
+    """An editor accepted a hunk and died before the edit reached any buffer (no intent
+    recorded): the next start writes it, and tells the developer it did."""
+    async with await Workspace.open(seeded) as ws:
+        state = await ws.state("tidy")
+        hunk = sorted(state.hunks.values(), key=lambda h: h.base_line)[0]
+        await decide(ws, "tidy", hunk.id, Decision.ACCEPTED, reviewer=EDITOR)
+    editor = await start_editor(seeded, CAPS)
+    try:
+        told = await editor.until(
+            lambda: [m.message for m in editor.messages if m.message.startswith("Baton wrote")]
+        )
+        assert told == [
+            f"Baton wrote 1 hunk accepted in the editor before it closed: {hunk.id} "
+            "(calc.py). To take one back, undo it in the file."
+        ]
+        assert "return 20\n" in (seeded / "calc.py").read_text()
+    finally:
+        await stop_editor(editor)

@@ -165,6 +165,7 @@ async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) ->
     if not ls.writes_files():
         return
     state = await ws.state(task_id)
+    written = []
     for hunk in state.hunks_with(HunkStatus.ACCEPTED):
         unsettled = hunk.effect_id is not None or hunk.conflict is not None
         if hunk.reviewer != EDITOR or unsettled:
@@ -172,9 +173,19 @@ async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) ->
         if ls.uri_for(ws, hunk.path) in ls.workspace.text_documents:
             continue
         try:
-            await apply_hunk(ws, task_id, hunk.id)
+            result = await apply_hunk(ws, task_id, hunk.id)
         except (StoreError, ValueError) as e:
             ls.tell(f"Baton could not apply {hunk.id}: {e}", types.MessageType.Warning)
+            continue
+        if result.outcome in ("applied", "recovered"):
+            written.append(f"{hunk.id} ({hunk.path})")
+    if written:  # the developer should know a start wrote files (an un-accept undoes none)
+        ls.tell(
+            f"Baton wrote {len(written)} hunk{'s' * (len(written) != 1)} accepted in the "
+            f"editor before it closed: {', '.join(written)}. To take one back, undo it "
+            "in the file.",
+            types.MessageType.Warning,
+        )
 
 
 async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:
