@@ -139,7 +139,7 @@ export class HunkCommands implements vscode.Disposable {
     const text =
       `Baton: you undid hunk ${id} in ${file}, but it is still accepted. Saving now records it as not applied; ` +
       'if the file is closed unsaved, `baton apply` or the next start of the Baton server writes it.' +
-      (commands.has(p.REOPEN) ? ' Un-accept takes the decision back (the hunk is pending again).' :
+      (commands.has(p.REOPEN) ? ' Un-accept asks the server to take the decision back (the hunk would be pending again).' :
         ' This Baton server cannot take a decision back.');
     const choices = [...(commands.has(p.REOPEN) ? ['Un-accept'] : []), 'Put It Back'];
     const choice = await vscode.window.showWarningMessage(text, ...choices);

@@ -202,6 +202,53 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     await waitFor('the hunk applied, not drawn any more', () => !drawn().added && drawn().removed?.length === 1);
   });
 
+  test('Un-accept after a Ctrl+Z asks the server to take the decision back (baton.reopen)', async function () {
+    if (!api.client.serverCommands().has('baton.reopen')) this.skip(); // a server before baton.reopen
+    const editor = await vscode.window.showTextDocument(shapes, { preview: false });
+    const line = editor.document.getText().split('\n').indexOf('    return x * 4');
+    editor.selection = new vscode.Selection(line, 0, line, 0);
+    await waitFor('the proposal at the cursor', () => api.hunks.contextKeys()['baton.cursor.canAccept'] === true);
+    const hunkId = api.hunks.atCursor()?.hunkId;
+    assert.ok(hunkId);
+    await vscode.commands.executeCommand('baton.acceptHunk');
+    await waitFor('the hunk in the buffer', () => editor.document.getText().includes('    return x * 40\n'));
+    const original = vscode.window.showWarningMessage;
+    const showError = vscode.window.showErrorMessage;
+    const errors: string[] = [];
+    (vscode.window as { showWarningMessage: unknown }).showWarningMessage = (_message: string, ...choices: string[]) =>
+      Promise.resolve(choices.includes('Un-accept') ? 'Un-accept' : undefined);
+    (vscode.window as { showErrorMessage: unknown }).showErrorMessage = (message: string) => {
+      errors.push(message);
+      return Promise.resolve(undefined);
+    };
+    let outcome: string;
+    try {
+      await vscode.window.showTextDocument(shapes, { preview: false });
+      await vscode.commands.executeCommand('undo');
+      outcome = await waitFor('the hunk pending again, or the server saying why not', () => {
+        if (errors.length > 0) return `refused: ${errors.join(' / ')}`;
+        const pending = api.tree.storedHunks().some((h) => h.id === hunkId && h.status === 'pending') &&
+          api.placements.find(hunkId)?.status === 'pending';
+        return pending && 'pending again';
+      });
+    } finally {
+      (vscode.window as { showWarningMessage: unknown }).showWarningMessage = original;
+      (vscode.window as { showErrorMessage: unknown }).showErrorMessage = showError;
+    }
+    fs.appendFileSync(path.join(path.dirname(folder()), 'mocha.log'), `Un-accept after Ctrl+Z: ${outcome}\n`);
+    if (outcome === 'pending again') {
+      await waitFor('drawn as a proposal again', () => JSON.stringify(drawn().removed) === JSON.stringify([{ line }]));
+      return;
+    }
+    // Today's server refuses while the accept's write (the buffer's save) is under way; the
+    // developer is told its one-line reason. Put the hunk back and save, for the next test.
+    assert.match(outcome, /is being written \(accepted\)/);
+    await vscode.commands.executeCommand('baton.apply', { hunkId, taskId: 'inline' });
+    await waitFor('the hunk back in the buffer', () => editor.document.getText().includes('    return x * 40\n'));
+    assert.ok(await editor.document.save());
+    await waitFor('applied', () => api.tree.storedHunks().some((h) => h.id === hunkId && h.status === 'applied'));
+  });
+
   test('an accept undone, then written while the server was down, is named at the next start', async () => {
     // The issue's case is a window closed with the accept undone and unsaved, then reopened:
     // the server's start writes the hunk (its write intent is in the log). In one
