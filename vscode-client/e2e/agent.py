@@ -4,6 +4,8 @@
     agent.py more WS      another agent process commits a second task (util.py, task 'more')
     agent.py inline WS    a third task for the inline view (task 'inline': two hunks in
                           shapes.py, one in colors.py)
+    agent.py landed WS    an agent's own tool wrote two changes to sizes.py (task 'landing':
+                          landed hunks, to keep or undo)
     agent.py state WS ID  print the stored hunks of a task as JSON (status, comment, path)
 
 The seed is the one tests/lsp/conftest.py uses, so both suites review the same proposals.
@@ -16,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from baton import landings
 from baton.agent import Worker
 from baton.workspace import Workspace
 
@@ -23,6 +26,7 @@ CALC = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
 UTIL = "def greet(name):\n    return 'hello ' + name\n"
 SHAPES = "".join(f"def area{n}(x):\n    return x * {n}\n\n\n" for n in range(1, 6))
 COLORS = "RED = 1\nGREEN = 2\nBLUE = 3\n"
+SIZES = "".join(f"def size{n}():\n    return {n}\n\n\n" for n in range(1, 5))
 
 
 async def seed(root: Path) -> None:
@@ -60,6 +64,16 @@ async def inline(root: Path) -> None:
         await task.propose("colors.py", COLORS.replace("GREEN = 2", "GREEN = 22"), summary="greener")
 
 
+async def landed(root: Path) -> None:
+    (root / "sizes.py").write_text(SIZES)
+    async with await Worker.open(root, worker_id="agent-4", ttl=60) as worker:
+        task = await worker.begin("Bigger sizes", "scale the sizes", task_id="landing")
+        await landings.announce(task.ws, task.id, "call-1", "sizes.py", "Edit")
+        written = SIZES.replace("return 2\n", "return 20\n    # twenty\n")
+        (root / "sizes.py").write_text(written.replace("return 4\n", "return 40\n"))
+        await landings.settle(task.ws, task.id, "call-1")
+
+
 async def state(root: Path, task_id: str) -> None:
     ws = await Workspace.open(root)
     try:
@@ -81,6 +95,8 @@ def main(argv: list[str]) -> None:
         asyncio.run(more(root))
     elif cmd == "inline":
         asyncio.run(inline(root))
+    elif cmd == "landed":
+        asyncio.run(landed(root))
     elif cmd == "state":
         asyncio.run(state(root, argv[2]))
     else:

@@ -287,6 +287,41 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     }
   });
 
+  test("a landed hunk (the agent's tool wrote it) is drawn green; Keep and Undo with Comment at the cursor", async function () {
+    if (!api.client.serverCommands().has('baton.keep')) this.skip(); // a server before landed hunks
+    await agent('landed', folder());
+    const sizes = vscode.Uri.file(path.join(folder(), 'sizes.py'));
+    const editor = await vscode.window.showTextDocument(sizes, { preview: false });
+    const drawnHere = () => api.inline.drawnIn(sizes.toString());
+    await waitFor('both landed hunks drawn green, the lines they replaced as ghost text', () => {
+      const d = drawnHere();
+      return JSON.stringify(d.added) === JSON.stringify([{ line: 5 }, { line: 6 }, { line: 14 }]) &&
+        JSON.stringify(d.ghostRemoved) === JSON.stringify([{ line: 5, text: 'return 2' }, { line: 14, text: 'return 4' }]);
+    });
+    editor.selection = new vscode.Selection(6, 0, 6, 0);
+    await waitFor('a landed hunk at the cursor: keep or undo', () =>
+      api.hunks.contextKeys()['baton.cursorHunk'] === 'landed' && api.hunks.contextKeys()['baton.cursor.canKeep'] === true,
+    );
+    await vscode.commands.executeCommand('baton.keepHunk');
+    await waitFor('kept: no longer drawn, the cursor on the next one', () =>
+      JSON.stringify(drawnHere().added) === JSON.stringify([{ line: 14 }]) && cursor() === 14,
+    );
+    const input = vscode.window.showInputBox;
+    (vscode.window as { showInputBox: unknown }).showInputBox = () => Promise.resolve('forty is too big');
+    try {
+      await vscode.commands.executeCommand('baton.undoHunkWithComment');
+    } finally {
+      (vscode.window as { showInputBox: unknown }).showInputBox = input;
+    }
+    // The undo goes through the buffer like an accept: the old line back, to save.
+    await waitFor('the old line back in the buffer', () => editor.document.lineAt(14).text === '    return 4');
+    assert.ok(await editor.document.save());
+    await waitFor('undone in the store, with the comment', async () => {
+      const hunks = (JSON.parse(await agent('state', folder(), 'landing')) as { hunks: Array<{ status: string; comment: string }> }).hunks;
+      return JSON.stringify(hunks.map((h) => [h.status, h.comment])) === JSON.stringify([['applied', ''], ['undone', 'forty is too big']]);
+    });
+  });
+
   test("the default keybindings: Baton's keys, and which of VS Code's use the same ones", async () => {
     await vscode.commands.executeCommand('workbench.action.openDefaultKeybindingsFile');
     const doc = await waitFor('the default keybindings', () => {
