@@ -61,7 +61,8 @@ async def inline(root: Path) -> None:
         await task.read("colors.py")
         shapes = SHAPES.replace("x * 2\n", "x * 20\n    # twenty\n").replace("x * 4\n", "x * 40\n")
         await task.propose("shapes.py", shapes, summary="scale")
-        await task.propose("colors.py", COLORS.replace("GREEN = 2", "GREEN = 22"), summary="greener")
+        greener = COLORS.replace("GREEN = 2", "GREEN = 22")
+        await task.propose("colors.py", greener, summary="greener")
 
 
 async def landed(root: Path) -> None:
