@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import type { BatonClient } from './client';
 import { cursorKeys, type Decision, decisionCommand, type Direction, hunkAt, type Spot, step } from './hunkNavigation';
-import { hunkArgsOf } from './commandArgs';
+import { hunkArgsOf, isHunkNode } from './commandArgs';
 import { type Placements, type Transition, undoneAccepts } from './placements';
 import * as p from './protocol';
 
@@ -107,7 +107,12 @@ export class HunkCommands implements vscode.Disposable {
   private spotOf(arg: unknown): Spot | undefined {
     const args = hunkArgsOf(arg);
     if (!args) return this.atCursor();
-    return this.placements.find(args.hunkId) ?? this.placements.all().find((s) => s.hunkId.startsWith(args.hunkId));
+    const placed = this.placements.find(args.hunkId) ?? this.placements.all().find((s) => s.hunkId.startsWith(args.hunkId));
+    if (placed || !isHunkNode(arg)) return placed;
+    // A row of the Tasks view whose file has no diagnostic for it: what baton/task said.
+    const h = arg.hunk;
+    const landed = h.landed === true;
+    return { uri: h.uri, hunkId: h.id, taskId: h.taskId, status: h.status, line: h.line, lines: 1, landed };
   }
 
   private async decide(decision: Decision, arg: unknown, askComment = false): Promise<unknown> {

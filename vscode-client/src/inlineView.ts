@@ -150,8 +150,15 @@ export class InlineView implements vscode.Disposable {
     const line = document.lineAt(Math.min(mark.line, document.lineCount - 1));
     if (mark.text === undefined) return { range: line.range };
     const spot = this.placements.find(mark.hunkId);
+    const due = spot?.status === 'accepted';
     const prefix =
-      mark.kind === 'ghostRemoved' ? '− ' : spot?.status === 'accepted' ? '→ (accepted, not in the buffer) ' : '→ ';
+      mark.kind === 'ghostRemoved'
+        ? '− '
+        : due
+          ? this.texts.get(mark.hunkId)?.undo
+            ? '→ (undo decided, not written yet) '
+            : '→ (accepted, not in the buffer) '
+          : '→ ';
     const attachment = { contentText: prefix + mark.text };
     return mark.before
       ? { range: new vscode.Range(line.range.start, line.range.start), renderOptions: { before: attachment } }
