@@ -122,6 +122,11 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
       return tab?.input instanceof vscode.TabInputTextDiff && tab.label;
     });
     assert.match(label, /^shapes\.py:8 — Baton hunk /);
+    // Its sides are excerpts numbered from 1: shown without line numbers, not wrong ones.
+    await waitFor('the diff sides without line numbers', () => {
+      const sides = vscode.window.visibleTextEditors.filter((e) => e.document.uri.scheme.startsWith('baton-'));
+      return sides.length === 2 && sides.every((e) => e.options.lineNumbers === vscode.TextEditorLineNumbersStyle.Off);
+    });
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });
 
