@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
+import { cursorKeys } from '../src/hunkNavigation';
 import * as p from '../src/protocol';
 
 // out/test/ → vscode-client/
@@ -182,6 +183,26 @@ describe('the extension and vscode-languageclient', () => {
     for (const id of declared) {
       assert.ok(registered.includes(id) || serverCommands.includes(id), id);
     }
+  });
+
+  it('binds keys and editor menus only to context keys the extension sets', () => {
+    const contributes = (pkg as unknown as {
+      contributes: { keybindings: Array<{ command: string; when: string }>; menus: Record<string, Array<{ when?: string }>> };
+    }).contributes;
+    const set = new Set([
+      ...Object.keys(cursorKeys(undefined, new Set())),
+      'baton.serverState', 'baton.hasTasks', 'baton.editorHasHunks',
+      'baton.server.canKeep', 'baton.server.canUndo', 'baton.server.canReopen',
+    ]);
+    const whens = [
+      ...contributes.keybindings.map((k) => k.when),
+      ...(contributes.menus['editor/context'] ?? []).map((m) => m.when ?? ''),
+      ...(contributes.menus.commandPalette ?? []).map((m) => m.when ?? ''),
+    ];
+    for (const when of whens) {
+      for (const m of when.matchAll(/\bbaton\.[\w.]+/g)) assert.ok(set.has(m[0]), `${m[0]} in "${when}"`);
+    }
+    for (const k of contributes.keybindings) assert.ok(declared.has(k.command), k.command);
   });
 
   it('links only commands that exist from the welcome view', () => {
