@@ -17,6 +17,8 @@ PURE = (
     "keys",
     "hashing",
     "limits",
+    "landed",
+    "transitions",
 )
 IO = ("aiosqlite", "sqlite3", "asyncio", "pygls", "lsprotocol", "mcp")
 
@@ -31,3 +33,17 @@ def test_the_pure_modules_load_no_io() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == "", f"the pure core loaded {loaded}"
+
+
+def test_the_hook_client_loads_nothing_of_baton_s_stack() -> None:
+    """`baton hook` runs twice per tool call: its lean path must stay the standard
+    library (adapters/hookclient.py), whatever the rest of Baton imports."""
+    heavy = ("pydantic", "aiosqlite", "asyncio", "pygls", "lsprotocol", "mcp", "baton.models")
+    code = (
+        "import sys\nimport baton.adapters.hookclient\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "", f"the hook client loaded {loaded}"
