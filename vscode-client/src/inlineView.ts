@@ -77,6 +77,9 @@ export class InlineView implements vscode.Disposable {
   /** Each hunk's own lines and whether it landed, from `baton/hunk`, by hunk id. */
   private readonly texts = new Map<string, KnownHunk>();
   private readonly reading = new Set<string>();
+  /** Texts to read again (a state change may have edited a proposal, or decided a landed
+   * hunk's undo); drawn from the old text until the new one is there, so nothing flickers. */
+  private stale = new Set<string>();
   private readonly drawn = new Map<string, Drawn>();
   private readonly drawEmitter = new vscode.EventEmitter<string>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -93,7 +96,7 @@ export class InlineView implements vscode.Disposable {
       client.onDidPublish((publish) => this.drawUri(publish.uri)),
       // A proposal edited, a hunk kept or undone: read the texts again.
       diffs.onDidInvalidate(() => {
-        this.texts.clear();
+        this.stale = new Set(this.texts.keys());
         this.drawAll();
       }),
       client.onDidChangeServerState((state) => {
@@ -131,7 +134,7 @@ export class InlineView implements vscode.Disposable {
   private draw(editor: vscode.TextEditor): void {
     const uri = editor.document.uri.toString();
     const spots = editor.document.uri.scheme === 'file' && this.enabled() ? this.placements.of(uri) : [];
-    const missing = spots.filter((s) => !this.texts.has(s.hunkId));
+    const missing = spots.filter((s) => !this.texts.has(s.hunkId) || this.stale.has(s.hunkId));
     for (const spot of missing) void this.read(spot.hunkId, spot.taskId, uri);
     const buffer = editor.document.getText().split('\n');
     const marks = fileMarks(spots, this.texts, buffer);
@@ -174,6 +177,7 @@ export class InlineView implements vscode.Disposable {
       if (!text) return;
       const landed = content.hunk.landed === true;
       this.texts.set(hunkId, { text, landed, undo: landed && content.hunk.status === 'rejected' });
+      this.stale.delete(hunkId);
       this.placements.setLanded(hunkId, landed);
     } catch (e) {
       this.client.output.warn(`inline view: hunk ${hunkId}: ${String(e)}`);
