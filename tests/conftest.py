@@ -81,3 +81,18 @@ class FakeClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+async def agent_wrote(
+    root: Path, path: str, before: str, after: str, task_id: str = "t"
+) -> list[str]:
+    """`path` written by an agent product's own tool, as its hooks record it (announced
+    with the file at `before`, settled at `after`): the ids of the landed hunks."""
+    from baton import landings
+
+    (root / path).write_text(before)
+    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+        task = await worker.begin("Edit by the agent", task_id=task_id)
+        await landings.announce(task.ws, task.id, "call", path, "Edit")
+        (root / path).write_text(after)
+        return list((await landings.settle(task.ws, task.id, "call")).hunk_ids)

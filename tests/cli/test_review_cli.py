@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from baton import landings
-from baton.agent import Worker
 from baton.cli import EXIT_FAILED, EXIT_REFUSED
+from tests.conftest import agent_wrote
 
 from .test_cli import baton, out
 
@@ -19,13 +18,7 @@ WRITTEN = BASE.replace("line 3\n", "three\n").replace("line 15\n", "fifteen\n")
 
 @pytest.fixture
 async def landed(tmp_path: Path) -> tuple[Path, list[str]]:
-    (tmp_path / "f.txt").write_text(BASE)
-    async with await Worker.open(tmp_path, worker_id="agent", ttl=60) as worker:
-        task = await worker.begin("Edit f", task_id="t")
-        await landings.announce(task.ws, task.id, "call", "f.txt", "Edit")
-        (tmp_path / "f.txt").write_text(WRITTEN)
-        result = await landings.settle(task.ws, task.id, "call")
-    return tmp_path, list(result.hunk_ids)
+    return tmp_path, await agent_wrote(tmp_path, "f.txt", BASE, WRITTEN)
 
 
 def test_keep_undo_and_reopen_from_the_terminal(landed: tuple[Path, list[str]]) -> None:

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from baton import landings
-from baton.agent import Worker
 from baton.models import HunkStatus, OpKind
 from baton.workspace import Workspace
+from tests.conftest import agent_wrote
 
 BASE = "".join(f"line {n}\n" for n in range(1, 21))
 WRITTEN = BASE.replace("line 4\n", "four\n").replace("line 16\n", "sixteen\n")
@@ -38,14 +37,8 @@ def baton(root: Path, *args: str, crash: str | None = None, stdin: bytes = b"") 
 
 
 async def landed(root: Path) -> str:
-    (root / "f.txt").write_text(BASE)
-    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
-        task = await worker.begin("Edit f", task_id="t")
-        await landings.announce(task.ws, task.id, "call", "f.txt", "Edit")
-        (root / "f.txt").write_text(WRITTEN)
-        result = await landings.settle(task.ws, task.id, "call")
-        state = await task.state()
-    return next(h for h in result.hunk_ids if "sixteen" in state.hunks[h].summary)
+    """The second of the two hunks the agent wrote (line 16)."""
+    return (await agent_wrote(root, "f.txt", BASE, WRITTEN))[1]
 
 
 async def done_effects(root: Path) -> int:

@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from baton import landings
-from baton.agent import Worker
 from baton.models import HunkStatus
 from baton.workspace import Workspace
-from tests.conftest import until
+from tests.conftest import agent_wrote, until
 
 from .conftest import CALC, Editor, start_editor, stop_editor
 
@@ -26,12 +24,7 @@ async def landed(tmp_path: Path) -> Path:
     """An agent product's Edit wrote two changes to calc.py (announced, then settled)."""
     root = tmp_path / "ws"
     root.mkdir()
-    (root / "calc.py").write_text(CALC)
-    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
-        task = await worker.begin("Tidy calc", task_id="tidy")
-        await landings.announce(task.ws, task.id, "call-1", "calc.py", "Edit")
-        (root / "calc.py").write_text(WRITTEN)
-        await landings.settle(task.ws, task.id, "call-1")
+    await agent_wrote(root, "calc.py", CALC, WRITTEN, task_id="tidy")
     return root
 
 
