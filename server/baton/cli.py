@@ -25,7 +25,15 @@ from .brief import render_markdown
 from .calls import AppliedEffect, Failure, arguments, failure
 from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
 from .limits import InvalidInput, counter
-from .models import Decision, HunkState, HunkStatus, StepStatus, UnreadableOp, in_review_order
+from .models import (
+    Decision,
+    HunkState,
+    HunkStatus,
+    StepStatus,
+    TaskFinished,
+    UnreadableOp,
+    in_review_order,
+)
 from .review import ReviewRefused, decide, find_hunk
 from .store import StoreUnavailable
 from .workspace import Workspace, database_path, find_root
@@ -348,6 +356,17 @@ async def cmd_decide(args: argparse.Namespace) -> None:
     emit(args, results, lambda: "\n".join(f"{h.id} {status_word(h)}" for h in results))
     if conflicts:  # recorded, not written: the developer's newer edit is in those lines
         raise CommandFailed("; ".join(conflicts))
+
+
+async def cmd_finish(args: argparse.Namespace) -> None:
+    """The developer closes a task (an agent product's sessions never say they are done):
+    its next session starts a new one. Whoever holds it is fenced off from then on."""
+    async with await open_workspace(args) as ws:
+        info = await ws.store.task(args.task)
+        outcome = "abandoned" if args.abandoned else "done"
+        payload = TaskFinished(summary=args.summary, outcome=outcome)
+        await ws.store.finish(args.task, info.epoch, payload)
+    emit(args, {"task_id": args.task, "status": outcome}, lambda: f"{args.task} {outcome}")
 
 
 async def cmd_init(args: argparse.Namespace) -> None:
@@ -708,6 +727,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--worker", default=None, help="worker id (default: host:pid)")
     s.add_argument("--ttl", type=float, default=DEFAULT_TTL, help="lease seconds")
     s.set_defaults(run=None)
+    s = sub.add_parser(
+        "finish", parents=[common], help="close a task: the next session starts anew"
+    )
+    s.add_argument("task")
+    s.add_argument("-m", "--summary", default="", help="what was done")
+    s.add_argument("--abandoned", action="store_true", help="closed without finishing")
+    s.set_defaults(run=cmd_finish)
     s = sub.add_parser("init", parents=[common], help="set a workspace up under an agent product")
     s.add_argument("product", choices=["claude-code"])
     s.add_argument("--remove", action="store_true", help="take exactly Baton's entries out")

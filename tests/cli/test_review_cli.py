@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.cli import EXIT_FAILED, EXIT_REFUSED
+from baton.cli import EXIT_FAILED, EXIT_FENCED, EXIT_REFUSED
 from tests.conftest import agent_wrote
 
 from .test_cli import baton, out
@@ -62,3 +62,13 @@ def test_show_and_diff_number_the_files_lines_as_they_are_now(
     assert baton(root, "diff", "f.txt", "--color", "never").stdout == both
     baton(root, "keep", first, second)
     assert baton(root, "diff", "--color", "never").stdout == "no hunks\n"
+
+
+def test_the_developer_finishes_a_task(
+    landed: tuple[Path, list[str]],
+) -> None:
+    root, _ = landed
+    assert baton(root, "finish", "t", "-m", "enough").stdout == "t done\n"
+    (row,) = out(root, "status", "--json")
+    assert row["status"] == "done"
+    assert "already done" in baton(root, "finish", "t", code=EXIT_FENCED).stderr
