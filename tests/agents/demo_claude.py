@@ -393,7 +393,9 @@ class Demo:
             told = "\n".join(model.turns[0].system_messages()) if model.turns else ""
         check(running, "Claude Code was still running when the landing was recorded")
         say(f"  SIGKILL → Claude Code's process group (its exit status: {process.returncode})")
-        check(process.returncode == -signal.SIGKILL, "Claude Code died by SIGKILL", process.returncode)
+        check(
+            process.returncode == -signal.SIGKILL, "Claude Code died by SIGKILL", process.returncode
+        )
         check(COMMENT in told, "the resumed session's first request carried the undo comment")
         self.landing = ops(self.root, "change.landing")[-1]
         check(
