@@ -166,8 +166,8 @@ async def cmd_status(args: argparse.Namespace) -> None:
                         info.worker or "-",
                         c[HunkStatus.PENDING],
                         c[HunkStatus.ACCEPTED],
-                        c[HunkStatus.APPLIED],
-                        c[HunkStatus.REJECTED],
+                        c[HunkStatus.APPLIED],  # kept landed hunks among them
+                        c[HunkStatus.REJECTED] + c[HunkStatus.UNDONE],  # undos among them
                     )
                     for info, _, c in rows
                 ],

@@ -163,8 +163,11 @@ async def test_a_session_killed_at_any_instant_is_continued_from_the_brief(
     if calc != CALC:  # whatever reached the file is shown for review, exactly once
         summaries = [s for p, _, s, _ in after if p == "calc.py"]
         assert summaries and len(summaries) == len(set(summaries)), after
+    told = "\n".join(first.system_messages())
     if after:  # the new session was handed the brief of what the last one did
-        assert "# Handoff:" in "\n".join(first.system_messages())
+        assert "# Handoff:" in told
+    if when == "after-first-landing":  # and told that the last one was cut off mid-write
+        assert "stopped without ending" in told and "interrupted write of calc.py" in told
     async with await Workspace.open(root, create=False) as ws:
         for task_id in await ws.task_ids():
             state = await ws.state(task_id)

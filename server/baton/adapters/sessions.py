@@ -62,10 +62,28 @@ async def current(ws: Workspace, session: Session, *, take_over: bool = False) -
             continue
         task = Task(worker, info.task_id, epoch)
         if epoch != info.epoch:  # a takeover: settle what the last session left half-done
-            await landings.recover(ws, info.task_id)
+            settled = await landings.recover(ws, info.task_id)
             await effects.recover_effects(ws, info.task_id, epoch=epoch)
+            if holder and holder != session.worker_id:  # it never ended: say so in the brief
+                await task.remark("note", interrupted(holder, settled))
         return task
     return None
+
+
+OUTCOME_WORDS = {
+    "unchanged": "nothing of it reached the file",
+    "landed": "it landed and awaits review",
+    "unknown": "the file changed (shown for review, origin unknown)",
+}
+
+
+def interrupted(holder: str, settled: list[landings.Landed]) -> str:
+    """The note a takeover leaves: the last session stopped without ending, and what
+    became of the tool calls it was in the middle of."""
+    text = f"Session {holder} stopped without ending (killed, crashed or cut off)."
+    for x in settled:
+        text += f" Its interrupted write of {x.path}: {OUTCOME_WORDS[x.outcome]}."
+    return text
 
 
 async def start(ws: Workspace, session: Session, prompt: str) -> Task:
