@@ -125,3 +125,29 @@ async def test_a_start_that_writes_an_editor_accept_says_so(seeded: Path) -> Non
         assert "return 20\n" in (seeded / "calc.py").read_text()
     finally:
         await stop_editor(editor)
+
+
+async def test_ctrl_z_after_an_accept_then_un_accept_writes_nothing_ever(seeded: Path) -> None:
+    """Accepted into the buffer, undone there (Ctrl+Z), un-accepted: the hunk is pending
+    again, and neither the save nor the next server start writes it."""
+    editor = await start_editor(seeded, CAPS)
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+    )
+    hunk = diags[0].data["hunkId"]
+    assert (await editor.command("baton.accept", {"hunkId": hunk}))["outcome"] == "in_buffer"
+    editor.type(uri, CALC)  # Ctrl+Z: the buffer is back to the file
+    reopened = await editor.command("baton.reopen", {"hunkId": hunk})
+    assert reopened["hunk"]["status"] == "pending"
+    editor.save(uri)
+    await stop_editor(editor)
+    again = await start_editor(seeded, CAPS)
+    try:
+        await again.until(lambda: len(again.diagnostics(uri)) == 3)
+        assert {d.data["status"] for d in again.diagnostics(uri)} == {"pending"}
+    finally:
+        await stop_editor(again)
+    assert (seeded / "calc.py").read_text() == CALC
+    async with await Workspace.open(seeded) as ws:
+        assert (await ws.state("tidy")).hunks[hunk].status == HunkStatus.PENDING

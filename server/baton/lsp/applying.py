@@ -246,6 +246,25 @@ async def settle_if_written(ws: Workspace, task_id: str, effect: EffectState) ->
     return True
 
 
+async def withdraw(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> None:
+    """Before an un-accept: a write this server put in a buffer and the buffer never saved
+    (the developer pressed Ctrl+Z on it) is settled as not done, so the decision can be
+    taken back. A write that reached the disk stays: that is a change to undo, not a
+    decision to take back."""
+    state = await ws.state(task_id)
+    effect = state.effects.get(hunk.effect_id) if hunk.effect_id else None
+    if effect is None or effect.status != "intent" or effect.id not in ls.buffered:
+        return
+    async with ls.settling:
+        try:
+            _, data = await asyncio.to_thread(read_current, ws.root, effect.path)
+        except (paths.PathRefused, OSError):
+            return
+        if content_hash(data) == effect.pre_hash:
+            await settle(ws, task_id, effect, redo=False)
+            ls.buffered.discard(effect.id)
+
+
 def tell_held(ls: BatonServer, outcomes: list[tuple[str, str]]) -> None:
     """Accepted hunks held in files the client has not open get one message: nothing shows
     them there, and nothing writes them until someone does."""

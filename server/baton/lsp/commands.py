@@ -15,7 +15,7 @@ from ..review import decide
 from ..workspace import Workspace
 from . import protocol as p
 from . import views
-from .applying import apply_in_editor, tell_held
+from .applying import apply_in_editor, tell_held, withdraw
 from .state import EDITOR, BatonServer, store_request
 
 
@@ -97,6 +97,8 @@ def decide_one(decision: Decision) -> Callable[..., Awaitable[dict[str, Any]]]:
     async def handler(ls: BatonServer, *args: Any) -> dict[str, Any]:
         a = p.parse(p.RejectArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
+        if decision == Decision.REOPENED:
+            await withdraw(ls, ws, task_id, hunk)
         hunk = await decide(ws, task_id, hunk.id, decision, comment=a.comment, reviewer=EDITOR)
         uri = ls.uri_for(ws, hunk.path)
         outcome = await apply_in_editor(ls, ws, task_id, hunk) if hunk.wants_write else "none"
