@@ -32,6 +32,7 @@ from baton.models import Decision, HunkStatus
 from baton.review import decide
 from baton.store import StoreError
 from baton.workspace import Workspace
+from tests.conftest import agent_wrote
 
 from ..editors.headless import run_headless
 from .runner import REPO, Block, Session, Shell, blocks, sessions, shell_environment
@@ -338,3 +339,53 @@ def test_the_benchmark_options_performance_md_lists_exist() -> None:
     listed = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", rerun))
     assert listed, "no options found in performance.md's 'How to rerun'"
     assert listed <= options, f"not options of python -m bench: {sorted(listed - options)}"
+
+
+UNDO_WITH_COMMENT = """
+vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 20)
+vim.ui.input = function(_, done) done('keep the old name') end
+vim.api.nvim_win_set_cursor(0, { vim.diagnostic.get(0)[1].lnum + 1, 0 })
+vim.cmd('BatonUndo')
+local undone = vim.wait(20000, function()
+  return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == 'def add(a, b):'
+end, 20)
+vim.cmd('write')
+vim.cmd(undone and 'qall!' or 'cquit 1')
+"""
+
+
+async def test_the_neovim_undo_with_a_comment_snippet_undoes_and_tells(tmp_path: Path) -> None:
+    """`:BatonUndo` of "Neovim 0.7 – 0.9", with the first snippet, in the real Neovim: the
+    agent's change on the line is undone in the buffer, and the comment is recorded."""
+    nvim = shutil.which("nvim")
+    assert nvim, "nvim is not installed: `make test` installs it (apt-get install neovim)"
+    lines = EDITORS.read_text(encoding="utf-8").splitlines()
+    heading = lines.index("## Neovim 0.7 – 0.9")
+    lua = [b for b in blocks(EDITORS) if b.lang == "lua" and b.line > heading]
+    config, undo = lua[0], next(b for b in lua if "BatonUndo" in b.text)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (hunk,) = await agent_wrote(
+        root,
+        "calc.py",
+        "def add(a, b):\n    return a + b\n",
+        "def add(a: int, b: int):\n    return a + b\n",
+    )
+    (tmp_path / "init.lua").write_text(config.text + "\n" + undo.text)
+    (tmp_path / "undo.lua").write_text(UNDO_WITH_COMMENT)
+    env = shell_environment(tmp_path / "bin", sys.executable)
+    env.update(
+        **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE")},
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    code, out = await run_headless(
+        nvim, "--headless", "-n", "-i", "NONE", "-u", str(tmp_path / "init.lua"),
+        "-c", f"luafile {tmp_path / 'undo.lua'}", "calc.py",
+        cwd=root, env=env, what="Neovim",
+    )  # fmt: skip
+    assert code == 0, f"{undo.where}: the change was not undone in Neovim\n{out}"
+    assert (root / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    async with await Workspace.open(root) as ws:
+        state = await ws.state("t")
+    assert state.hunks[hunk].status == HunkStatus.UNDONE
+    assert [r.text for r in state.remarks if r.hunk_id == hunk] == ["keep the old name"]
