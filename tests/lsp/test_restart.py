@@ -116,11 +116,11 @@ async def test_a_start_that_writes_an_editor_accept_says_so(seeded: Path) -> Non
     editor = await start_editor(seeded, CAPS)
     try:
         told = await editor.until(
-            lambda: [m.message for m in editor.messages if m.message.startswith("Baton wrote")]
+            lambda: [m.message for m in editor.messages if m.message.startswith("Restored")]
         )
         assert told == [
-            f"Baton wrote 1 hunk accepted in the editor before it closed: {hunk.id} "
-            "(calc.py). To take one back, undo it in the file."
+            "Restored task 'Tidy calc': 1 accepted, 2 pending review; wrote 1 accepted hunk "
+            f"left unwritten when the last session stopped: {hunk.id} (calc.py)"
         ]
         assert "return 20\n" in (seeded / "calc.py").read_text()
     finally:

@@ -104,6 +104,7 @@ async def test_restore_event_carries_each_message(seeded: Path) -> None:
                 "accepted": 0,
                 "pending": 3,
                 "message": message,
+                "written": [],
             }
         ]
         await editor.until(lambda: any(m.message == message for m in editor.messages))

@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import keys
-from ..effects import apply_hunk, settle, temp_leftovers
+from ..effects import EffectResult, apply_hunk, settle, temp_leftovers
 from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
@@ -103,19 +103,24 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
         ws = ls.workspaces[root]
         for task_id in await ws.task_ids():
             state = await ws.state(task_id)
+            written: list[p.WrittenHunk] = []
             for effect in state.dangling_effects():
                 if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
                     continue  # open in the editor: its save settles it, never a write behind it
                 try:
                     if ls.writes_files():
-                        await settle(ws, task_id, effect)
+                        result = await settle(ws, task_id, effect)
+                        if result.outcome == "recovered":
+                            written += _written(ls, ws, result)
                     else:  # any file may sit in a buffer we are not told of yet
                         await settle_if_written(ws, task_id, effect)
                 except StoreError as e:
                     ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
-            await finish_editor_accepts(ls, ws, task_id)
+            for result in await finish_editor_accepts(ls, ws, task_id):
+                written += _written(ls, ws, result)
             # Safe whatever the buffers: dead writers' temp files (a sweep: off the loop).
             await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
+            state = await ws.state(task_id)
             warn_unreadable(ls, ws, state)
             if state.status != "open":
                 continue
@@ -124,6 +129,12 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
             message = (
                 f"Restored task '{state.title}': {accepted} accepted, {pending} pending review"
             )
+            if written:  # the developer should know a start wrote files
+                names = ", ".join(f"{w.hunk_id} ({_path(ws, w.uri)})" for w in written)
+                message += (
+                    f"; wrote {len(written)} accepted hunk{'s' * (len(written) != 1)} left "
+                    f"unwritten when the last session stopped: {names}"
+                )
             summaries.append(
                 p.RestoredTask(
                     task_id=task_id,
@@ -131,6 +142,7 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                     accepted=accepted,
                     pending=pending,
                     message=message,
+                    written=written,
                 )
             )
     await views.changed(ls, await views.affected_uris(ls), "restore", await every_task(ls))
@@ -157,13 +169,13 @@ def warn_unreadable(ls: BatonServer, ws: Workspace, state: TaskState) -> None:
     )
 
 
-async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) -> None:
+async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) -> list[EffectResult]:
     """An accept made in the editor applies at once; if the server died in between (before
     the editor took the edit), finish it now, on disk, for files no editor has open. Not
     for a client that cannot take edits: it may hold any file in a buffer (at start-up it
-    has told us of none yet), and its next save would undo the write."""
+    has told us of none yet), and its next save would undo the write. What it wrote."""
     if not ls.writes_files():
-        return
+        return []
     state = await ws.state(task_id)
     written = []
     for hunk in state.hunks_with(HunkStatus.ACCEPTED):
@@ -177,15 +189,18 @@ async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) ->
         except (StoreError, ValueError) as e:
             ls.tell(f"Baton could not apply {hunk.id}: {e}", types.MessageType.Warning)
             continue
-        if result.outcome in ("applied", "recovered"):
-            written.append(f"{hunk.id} ({hunk.path})")
-    if written:  # the developer should know a start wrote files (an un-accept undoes none)
-        ls.tell(
-            f"Baton wrote {len(written)} hunk{'s' * (len(written) != 1)} accepted in the "
-            f"editor before it closed: {', '.join(written)}. To take one back, undo it "
-            "in the file.",
-            types.MessageType.Warning,
-        )
+        if result.outcome == "applied":
+            written.append(result)
+    return written
+
+
+def _written(ls: BatonServer, ws: Workspace, result: EffectResult) -> list[p.WrittenHunk]:
+    uri = ls.uri_for(ws, result.path)
+    return [p.WrittenHunk(hunk_id=h, uri=uri, outcome=result.outcome) for h in result.hunk_ids]
+
+
+def _path(ws: Workspace, uri: str) -> str:
+    return uri.removeprefix(ws.root.as_uri() + "/")
 
 
 async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:

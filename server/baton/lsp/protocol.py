@@ -189,6 +189,17 @@ class RestoredTask(BaseModel):
     pending: int
     message: str
     """The text of the `window/showMessage` that follows (for editors without this event)."""
+    written: list[WrittenHunk] = Field(default_factory=list)
+    """Accepted hunks this start wrote to their files: a write a crash left half-done
+    (`recovered`), or an accept the editor made before it closed (`applied`)."""
+
+
+class WrittenHunk(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    hunk_id: str = Field(alias="hunkId")
+    uri: str
+    outcome: str
 
 
 class Restore(BaseModel):
