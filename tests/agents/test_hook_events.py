@@ -1,0 +1,102 @@
+"""The Claude Code adapter on the real hook inputs 2.1.328 sent (fixtures recorded from the
+binary), replayed in-process against a real store: what each event records, what the model
+is told back and how often, and what a failure leaves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from baton.adapters import claude_code, hookio
+from baton.models import Decision, HunkStatus, StepStatus
+from baton.review import decide
+from baton.workspace import Workspace
+
+FIXTURES = Path(__file__).parent / "fixtures" / "claude-code-2.1.328"
+RECORDED = "/tmp/baton-claude-fixture/workspace"
+
+
+def fixture(name: str, root: Path, **changes: Any) -> dict[str, Any]:
+    """A recorded input with its workspace paths moved into `root`."""
+    text = (FIXTURES / f"{name}.json").read_text().replace(RECORDED, str(root))
+    return {**json.loads(text), **changes}
+
+
+async def send(ws: Workspace, event: dict[str, Any]) -> dict[str, Any]:
+    answer = await hookio.answer(ws, json.dumps(event).encode(), claude_code.hook)
+    return json.loads(answer) if answer else {}
+
+
+def context(answer: dict[str, Any]) -> str:
+    return str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+
+async def test_the_recorded_session_becomes_a_task_with_steps_reads_and_landed_edits(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    async with await Workspace.open(tmp_path) as ws:
+        started = await send(ws, fixture("SessionStart.startup", tmp_path))
+        assert "Baton records this session" in context(started)
+        await send(ws, fixture("UserPromptSubmit", tmp_path))
+        await send(ws, fixture("PostToolUse.Read", tmp_path))
+        await send(ws, fixture("PreToolUse.Edit", tmp_path))
+        (tmp_path / "calc.py").write_text("def add(a, b):\n    return b + a\n")  # the tool
+        await send(ws, fixture("PostToolUse.Edit", tmp_path))
+        await send(ws, fixture("PostToolUse.TaskCreate", tmp_path))
+        await send(ws, fixture("PostToolUse.TaskUpdate", tmp_path))
+        await send(ws, fixture("Stop", tmp_path))
+        await send(ws, fixture("SessionEnd", tmp_path))
+        (task_id,) = await ws.task_ids()
+        state = await ws.state(task_id)
+    assert state.instruction == "Tidy the project"
+    assert list(state.files_read) == ["calc.py"]
+    assert [(s.name, s.status) for s in state.steps.values()] == [
+        ("Swap operands", StepStatus.DONE)
+    ]
+    (hunk,) = state.hunks.values()
+    assert hunk.landed and hunk.status == HunkStatus.PENDING
+    assert hunk.summary == "change 1 line: return b + a"
+    assert [r.text for r in state.remarks if r.kind == "note"] == [
+        "Claude Code ended its turn.",
+        "Claude Code session ended (other).",
+    ]
+    assert state.worker is None  # SessionEnd released it
+
+
+async def test_a_comment_is_told_once_and_the_next_session_gets_the_brief(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    async with await Workspace.open(tmp_path) as ws:
+        await send(ws, fixture("UserPromptSubmit", tmp_path))
+        await send(ws, fixture("PreToolUse.Edit", tmp_path))
+        (tmp_path / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+        await send(ws, fixture("PostToolUse.Edit", tmp_path))
+        (task_id,) = await ws.task_ids()
+        (hunk,) = (await ws.state(task_id)).hunks
+        await decide(ws, task_id, hunk, Decision.REJECTED, comment="order matters here")
+        first = await send(ws, fixture("PostToolUse.Read", tmp_path))
+        second = await send(ws, fixture("PostToolUse.Read", tmp_path))
+        assert "order matters here" in context(first)
+        assert "undid your change" in context(first)
+        assert "order matters here" not in context(second)  # once
+        later = await send(ws, fixture("SessionStart.startup", tmp_path, session_id="s-new"))
+    brief = context(later)
+    assert "# Handoff: Tidy the project" in brief and "order matters here" in brief
+
+
+async def test_a_failure_goes_ahead_is_told_once_and_named_in_the_next_brief(
+    tmp_path: Path,
+) -> None:
+    async with await Workspace.open(tmp_path) as ws:
+        await send(ws, fixture("UserPromptSubmit", tmp_path))
+        broken = fixture("PostToolUse.Edit", tmp_path, tool_input="not an object")
+        told = [await send(ws, broken) for _ in range(2)]
+        assert "systemMessage" in told[0] and "went ahead" in told[0]["systemMessage"]
+        assert told[1] == {}  # once per session
+        assert "PostToolUse (Edit)" in (tmp_path / ".baton" / "hooks.log").read_text()
+        later = await send(ws, fixture("SessionStart.startup", tmp_path, session_id="s-new"))
+    assert "could not record these earlier events" in context(later)
+    assert "PostToolUse (Edit)" in context(later)
