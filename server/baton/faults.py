@@ -24,12 +24,15 @@ POINTS = (
     "effect.before_commit",
     "effect.swap",
     "effect.after_write",
-    "store.create",
 )
-"""`store.create`: a new database is whole under its temporary name, linking it into place
-is next; `effect.before_write`: the new content is staged in a temp file; `before_commit`: the
+"""The points of a task's life, each reached by every agent's run (the crash matrix and the
+torture runner go through them all). `effect.before_write`: the new content is staged in a temp file; `before_commit`: the
 claim was checked; `swap`: the file was found in its pre-state, the swap is next;
 `after_write`: the file holds the new content."""
+
+ONCE = ("store.create",)
+"""Points of a workspace's life, reached once: `store.create`, a new database is whole under
+its temporary name and linking it into place is next (tests/crash/test_first_open.py)."""
 
 _seen: Counter[str] = Counter()
 
@@ -39,8 +42,8 @@ def _parse(env: str) -> tuple[str, int] | None:
     if not spec:
         return None
     name, _, nth = spec.partition("#")
-    if name not in POINTS:
-        raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(POINTS)}")
+    if name not in POINTS + ONCE:
+        raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(POINTS + ONCE)}")
     return name, int(nth or 1)
 
 
