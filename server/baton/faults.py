@@ -26,9 +26,9 @@ POINTS = (
     "effect.after_write",
 )
 """The points of a task's life, each reached by every agent's run (the crash matrix and the
-torture runner go through them all). `effect.before_write`: the new content is staged in a temp file; `before_commit`: the
-claim was checked; `swap`: the file was found in its pre-state, the swap is next;
-`after_write`: the file holds the new content."""
+torture runner go through them all). `effect.before_write`: the new content is staged in a
+temp file; `before_commit`: the claim was checked; `swap`: the file was found in its
+pre-state, the swap is next; `after_write`: the file holds the new content."""
 
 ONCE = ("store.create",)
 """Points of a workspace's life, reached once: `store.create`, a new database is whole under

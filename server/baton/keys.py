@@ -59,6 +59,12 @@ def landed(task_id: str, landing_id: str) -> str:
     return f"{task_id}:landed:{landing_id}"
 
 
+def delivered(task_id: str, up_to: int) -> str:
+    """The developer's feedback up to an LSN told to the agent: two hooks telling the same
+    record it once."""
+    return f"{task_id}:delivered:{up_to}"
+
+
 def intent(task_id: str, effect_id: str) -> str:
     return f"{task_id}:intent:{effect_id}"
 

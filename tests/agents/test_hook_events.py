@@ -59,7 +59,7 @@ async def test_the_recorded_session_becomes_a_task_with_steps_reads_and_landed_e
     assert hunk.landed and hunk.status == HunkStatus.PENDING
     assert hunk.summary == "change 1 line: return b + a"
     assert [r.text for r in state.remarks if r.kind == "note"] == [
-        "Claude Code ended its turn.",
+        "Claude Code session bdc1ca6f-67bf-4999-9b0f-404619738d84 ended its turn.",
         "Claude Code session ended (other).",
     ]
     assert state.worker is None  # SessionEnd released it

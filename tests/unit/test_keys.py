@@ -24,6 +24,7 @@ def test_op_keys() -> None:
     assert keys.review("t-1", "850c550a6890", 2) == "t-1:review:850c550a6890:2"
     assert keys.landing("t-1", "ab12") == "t-1:landing:ab12"
     assert keys.landed("t-1", "ab12") == "t-1:landed:ab12"
+    assert keys.delivered("t-1", 42) == "t-1:delivered:42"
     assert keys.intent("t-1", "apply-850c550a6890") == "t-1:intent:apply-850c550a6890"
     assert keys.settled("t-1", "notify-94f6") == "t-1:settled:notify-94f6"
 

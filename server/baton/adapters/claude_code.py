@@ -150,7 +150,7 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         await _after_tool(ws, task, event)
         await _tell(task, reply)
     elif name == "Stop":
-        await task.remark("note", "Claude Code ended its turn.")
+        await task.remark("note", f"Claude Code session {event.session_id} ended its turn.")
     elif name == "StopFailure":
         error = str((event.model_extra or {}).get("error", "unknown error"))[:500]
         await task.remark("note", f"Claude Code's turn was interrupted: {error}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import effects, landings
+from .. import effects, keys, landings
 from ..agent import Task, Worker
 from ..keys import derive
 from ..models import Delivered as DeliveredPayload
@@ -130,7 +130,7 @@ def feedback_text(state: TaskState, remarks: list[Remark]) -> str:
 
 async def mark_delivered(task: Task, up_to: int) -> None:
     op = NewOp(
-        f"{task.id}:delivered:{up_to}",
+        keys.delivered(task.id, up_to),
         task.id,
         task.epoch,
         OpKind.CONTEXT_DELIVERED,
