@@ -9,7 +9,10 @@ Phases run in this order, each after a garbage collection:
 4. lsp      the real `baton serve` over stdio: cold start, agent commit → diagnostics,
             code actions and lenses on a file with 500 hunks, server memory;
 5. brief    the handoff brief of a long generated task (thousands of ops) against the
-            size of its raw history, and the time to build it.
+            size of its raw history, and the time to build it;
+6. hooks    Baton's Claude Code hooks under the real Claude Code (`make claude-code`;
+            skipped without it): per tool call against `true` hooks and no hooks, and
+            `baton hook claude-code` alone per event (bench/hooks.py).
 
 Results go to stdout as tables (and to --json). The exit code is 0 whatever the
 PASS/MISS verdicts say: targets inform, they do not gate.
@@ -33,10 +36,10 @@ from typing import Any
 
 from baton.workspace import DB_ENV
 
-from . import append, brief, lsp, peer, recovery
+from . import append, brief, hooks, lsp, peer, recovery
 from .stats import settle
 
-PHASES = ("append", "peer", "recovery", "lsp", "brief")
+PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,6 +64,10 @@ class Plan:
     lsp_edits: int
     brief_sizes: tuple[int, ...]
     brief_repeats: int
+    hooks_files: int = 30
+    hooks_big_files: int = 2_000
+    hooks_rounds: int = 5
+    hooks_runs: int = 30
 
 
 DEFAULT = Plan(
@@ -102,6 +109,9 @@ QUICK = Plan(
     lsp_edits=5,
     brief_sizes=(100, 300),
     brief_repeats=3,
+    hooks_big_files=0,
+    hooks_rounds=1,
+    hooks_runs=5,
 )
 
 
@@ -128,6 +138,10 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
     p.add_argument(
         "--brief-sizes", type=_ints, help="files of the long brief scenarios, e.g. 100,400,1k"
     )
+    p.add_argument(
+        "--hooks-rounds", type=int, help="interleaved rounds of the three hook setups (5)"
+    )
+    p.add_argument("--hooks-runs", type=int, help="runs of the hook alone per event (30)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (for inspection)")
@@ -152,6 +166,10 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         lsp_edits=base.lsp_edits,
         brief_sizes=args.brief_sizes or base.brief_sizes,
         brief_repeats=args.repeats or base.brief_repeats,
+        hooks_files=base.hooks_files,
+        hooks_big_files=base.hooks_big_files,
+        hooks_rounds=args.hooks_rounds or base.hooks_rounds,
+        hooks_runs=args.hooks_runs or base.hooks_runs,
     )
     return args, plan
 
@@ -225,6 +243,16 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
         if "brief" in phases:
             res_brief = await brief.run(tmp, plan.brief_sizes, repeats=plan.brief_repeats)
             results["brief"] = res_brief.as_dict()
+            settle()
+        if "hooks" in phases:
+            res_hooks = hooks.run(
+                tmp,
+                files=plan.hooks_files,
+                big_files=plan.hooks_big_files,
+                rounds=plan.hooks_rounds,
+                runs=plan.hooks_runs,
+            )
+            results["hooks"] = res_hooks.as_dict()
     finally:
         if args.keep:
             print(f"kept {tmp}")

@@ -251,6 +251,11 @@ class ScriptedModel:
             self._requests.append(request)
             self._changed.notify_all()
 
+    def answered(self, request: Request) -> None:
+        """Called once the answer to a model request has been written in full: nothing here;
+        a subclass may note the instant (bench/hooks.py times the agent between an answer
+        and its next request, with `record` noting each arrival)."""
+
     def turn_for(self, request: Request) -> Turn:
         if callable(self._script):
             return Turn.parse(self._script(request))
@@ -355,6 +360,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "usage": usage,
                 }
             )
+        model.answered(request)
 
     def _json(self, payload: Any, status: int = 200) -> None:
         data = json.dumps(payload).encode()
