@@ -65,7 +65,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   // first tree read after each start compares with what the last session left unapplied.
   const UNAPPLIED = 'baton.unappliedHunks';
   let firstRead = false;
-  let told = false;
+  // Hunks the server said it wrote as it started: the tree's guess names only the others
+  // (a `baton apply` or an agent while the window was away).
+  let told = new Set<string>();
   const showWritten = async (text: string, uri: string | undefined) => {
     if ((await vscode.window.showWarningMessage(text, 'Show')) === 'Show' && uri) {
       await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: true });
@@ -75,7 +77,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
     client.onDidChangeServerState((state) => {
       if (state === 'running') {
         firstRead = true;
-        told = false;
+        told = new Set<string>();
       }
     }),
     tree.onDidChangeTasks((tasks) => {
@@ -84,8 +86,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
       if (firstRead) {
         firstRead = false;
         const before = context.workspaceState.get<Unapplied>(UNAPPLIED, {});
-        const written = writtenSince(before, hunks);
-        const text = told ? undefined : writtenMessage(written, false);
+        const written = writtenSince(before, hunks).filter((h) => !told.has(h.id));
+        const text = writtenMessage(written, false);
         if (text) void showWritten(text, written[0]?.uri);
       }
       const now = unapplied(hunks);
@@ -109,7 +111,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
     client.onDidRestore(async (restore) => {
       const reported = reportedWrites(restore);
       if (reported) {
-        told = true; // the server said what it wrote: no guess from the tree
+        for (const w of reported) told.add(w.hunkId); // the server said these: no guess
         const text = writtenMessage(reported.map((w) => ({ path: vscode.workspace.asRelativePath(vscode.Uri.parse(w.uri)) })), true);
         if (text) void showWritten(text, reported[0]?.uri);
       }
