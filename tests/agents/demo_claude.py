@@ -286,7 +286,7 @@ class Demo:
         shown(self.root, "init", "claude-code")
         settings = json.loads((self.root / ".claude" / "settings.json").read_text())
         hooked = sorted(settings.get("hooks", {}))
-        say(f"  .claude/settings.json now runs `baton hook claude-code` on: {', '.join(hooked)}")
+        say(f"  .claude/settings.json runs Baton's hook (baton/hook.py) on: {', '.join(hooked)}")
         check(
             {"SessionStart", "PreToolUse", "PostToolUse"} <= set(hooked),
             "Baton's hooks are installed for SessionStart, PreToolUse and PostToolUse",

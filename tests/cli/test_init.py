@@ -35,7 +35,7 @@ def test_init_merges_is_idempotent_and_remove_takes_out_exactly_ours(tmp_path: P
     assert isinstance(hooks, dict)
     assert hooks["Notification"] == MINE["hooks"]["Notification"]  # type: ignore[index]
     assert hooks["PreToolUse"][0] == MINE["hooks"]["PreToolUse"][0]  # type: ignore[index]
-    ours = [e for e in hooks["PreToolUse"] if "baton hook claude-code" in json.dumps(e)]
+    ours = [e for e in hooks["PreToolUse"] if "baton/hook.py claude-code" in json.dumps(e)]
     assert len(ours) == 1 and "Edit" in ours[0]["matcher"]
     assert set(hooks) >= {"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"}
     assert installed["permissions"] == MINE["permissions"]

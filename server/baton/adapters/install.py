@@ -3,7 +3,8 @@
 Merged into `.claude/settings.json` (hooks) and `.mcp.json` (the `baton mcp` server —
 Claude Code reads project MCP servers from there, not from settings.json) without touching
 anything of the user's: Baton's entries are recognised by their command, which ends in
-`baton hook claude-code` (or is `baton mcp`). Run again, nothing changes; with `--remove`,
+`baton/hook.py claude-code` (`baton hook claude-code` from earlier versions), and the MCP
+server by its name, `baton`. Run again, nothing changes; with `--remove`,
 exactly those entries go, and a file Baton created is removed once it is empty again.
 """
 
@@ -19,7 +20,9 @@ from typing import Any
 
 from ..limits import InvalidInput
 
-HOOK_SUFFIX = "baton hook claude-code"
+HOOK_SUFFIXES = ("baton hook claude-code", "baton/hook.py claude-code")
+"""How Baton's hook entries end: the lean script (hook.py), or the command earlier
+versions wrote."""
 EVENTS: dict[str, str | None] = {
     "SessionStart": None,
     "UserPromptSubmit": None,
@@ -35,9 +38,16 @@ TIMEOUT_S = 30
 
 
 def baton_command() -> list[str]:
-    """How hooks run this Baton: its own interpreter, so a `uv tool` or venv install
-    works without being on PATH when Claude Code starts."""
+    """How the MCP server runs this Baton: its own interpreter, so a `uv tool` or venv
+    install works without being on PATH when Claude Code starts."""
     return [sys.executable, "-m", "baton"]
+
+
+def hook_command() -> str:
+    """The hooks' command: this Baton's interpreter without site-packages (`-S`) running
+    its hook script, the leanest start Python has (baton/hook.py)."""
+    script = Path(__file__).resolve().parent.parent / "hook.py"
+    return shlex.join([sys.executable, "-S", script.as_posix(), "claude-code"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +58,7 @@ class Changed:
 
 def init(root: Path, *, remove: bool = False) -> list[Changed]:
     """Install (or remove) Baton's entries; what changed, per file."""
-    command = shlex.join([*baton_command(), *HOOK_SUFFIX.split()[1:]])
+    command = hook_command()
     mcp = {"command": baton_command()[0], "args": [*baton_command()[1:], "mcp"]}
     changed = []
     settings = root / ".claude" / "settings.json"
@@ -100,7 +110,7 @@ def init(root: Path, *, remove: bool = False) -> list[Changed]:
 
 
 def _ours(hook: object) -> bool:
-    return isinstance(hook, dict) and str(hook.get("command", "")).endswith(HOOK_SUFFIX)
+    return isinstance(hook, dict) and str(hook.get("command", "")).endswith(HOOK_SUFFIXES)
 
 
 def _without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
