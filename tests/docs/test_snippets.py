@@ -244,6 +244,22 @@ vim.cmd(ok and 'qall!' or 'cquit 1')
 """
 
 
+async def neovim(nvim: str, tmp_path: Path, root: Path, script: str, **env: str) -> tuple[int, str]:
+    """Headless Neovim on calc.py in `root`, with tmp_path's init.lua, running `script`
+    (a Lua file in tmp_path), its own XDG folders, `baton` on PATH."""
+    environment = shell_environment(tmp_path / "bin", sys.executable)
+    environment.update(
+        **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE")},
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        **env,
+    )
+    return await run_headless(
+        nvim, "--headless", "-n", "-i", "NONE", "-u", str(tmp_path / "init.lua"),
+        "-c", f"luafile {tmp_path / script}", "calc.py",
+        cwd=root, env=environment, what="Neovim",
+    )  # fmt: skip
+
+
 async def test_the_neovim_config_shows_a_proposal(tmp_path: Path) -> None:
     """The `init.lua` of "Neovim 0.7 – 0.9", as given, in the Neovim `make test` installs:
     opening a file with a pending hunk shows the hunk as a diagnostic from `baton serve`."""
@@ -259,17 +275,7 @@ async def test_the_neovim_config_shows_a_proposal(tmp_path: Path) -> None:
         await task.propose("calc.py", "def add(a: int, b: int) -> int:\n    return a + b\n")
     (tmp_path / "init.lua").write_text(config.text)
     (tmp_path / "show.lua").write_text(SHOW_DIAGNOSTICS)
-    env = shell_environment(tmp_path / "bin", sys.executable)
-    env.update(
-        REPORT=str(tmp_path / "report"),
-        **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE")},
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-    )
-    code, out = await run_headless(
-        nvim, "--headless", "-n", "-i", "NONE", "-u", str(tmp_path / "init.lua"),
-        "-c", f"luafile {tmp_path / 'show.lua'}", "calc.py",
-        cwd=root, env=env, what="Neovim",
-    )  # fmt: skip
+    code, out = await neovim(nvim, tmp_path, root, "show.lua", REPORT=str(tmp_path / "report"))
     assert code == 0, f"{config.where}: no diagnostic in Neovim\n{out}"
     report = (tmp_path / "report").read_text()
     assert report == "baton:1: Agent proposes: change 1 line: def add(a: int, b: int) -> int:\n"
@@ -373,16 +379,7 @@ async def test_the_neovim_undo_with_a_comment_snippet_undoes_and_tells(tmp_path:
     )
     (tmp_path / "init.lua").write_text(config.text + "\n" + undo.text)
     (tmp_path / "undo.lua").write_text(UNDO_WITH_COMMENT)
-    env = shell_environment(tmp_path / "bin", sys.executable)
-    env.update(
-        **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE")},
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-    )
-    code, out = await run_headless(
-        nvim, "--headless", "-n", "-i", "NONE", "-u", str(tmp_path / "init.lua"),
-        "-c", f"luafile {tmp_path / 'undo.lua'}", "calc.py",
-        cwd=root, env=env, what="Neovim",
-    )  # fmt: skip
+    code, out = await neovim(nvim, tmp_path, root, "undo.lua")
     assert code == 0, f"{undo.where}: the change was not undone in Neovim\n{out}"
     assert (root / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     async with await Workspace.open(root) as ws:
