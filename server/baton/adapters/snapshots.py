@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import os
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,35 +69,40 @@ def listed(root: Path) -> list[str]:
 
 
 def scan(root: Path, previous: Manifest) -> tuple[Manifest, dict[str, bytes]]:
-    """The manifest now and the content of text files whose hash is new to it."""
+    """The manifest now and the content of text files whose hash is new to it. One lstat a
+    file, plain strings (pathlib's joins were a third of the time at 2,000 files), and a
+    name validated once: the previous manifest holds only names that passed."""
     names = listed(root)
     if len(names) > MAX_FILES:
         raise ChangeRefused(f"{len(names)} files; a shell snapshot takes at most {MAX_FILES}")
+    base = os.fspath(root)
     manifest: Manifest = {}
     contents: dict[str, bytes] = {}
     for name in names:
+        old = previous.get(name)
         try:
-            rel = paths.normalize(name)
-            st = os.lstat(root / rel)
+            rel = name if old is not None else paths.normalize(name)
+            full = os.path.join(base, rel)
+            st = os.lstat(full)
         except (paths.PathRefused, OSError):
             continue
-        if not os.path.isfile(root / rel) or os.path.islink(root / rel):
-            continue
-        stat = [st.st_size, st.st_mtime_ns, st.st_ino]
-        old = previous.get(rel)
-        if old is not None and old[:3] == stat:
+        if not stat.S_ISREG(st.st_mode):
+            continue  # a folder, a symlink (never followed), a FIFO …
+        now = [st.st_size, st.st_mtime_ns, st.st_ino]
+        if old is not None and old[:3] == now:
             manifest[rel] = old
             continue
         h = ""
         if st.st_size <= MAX_FILE_BYTES:
             try:
-                data = (root / rel).read_bytes()
+                with open(full, "rb") as f:
+                    data = f.read(MAX_FILE_BYTES + 1)
             except OSError:
                 continue
             if b"\x00" not in data[:8192]:
                 h = digest(data)
                 contents[h] = data
-        manifest[rel] = [*stat, h]
+        manifest[rel] = [*now, h]
     return manifest, contents
 
 
