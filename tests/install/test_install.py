@@ -389,3 +389,22 @@ def pipx_tool(
 def test_pipx_install_puts_baton_on_path(pipx_tool: Tool) -> None:
     assert_installed_outside_the_clone(pipx_tool)
     review_round_trip(pipx_tool, pipx_tool.outside / "review")
+
+
+def test_the_tool_s_claude_code_hooks_run_outside_the_clone(uv_tool: Tool) -> None:
+    """`baton init claude-code` with the installed tool writes hooks that run its own
+    interpreter and script (`python -S …/baton/hook.py`), and they work from there: the
+    first event handled in the hook's process, the next through the daemon it started."""
+    root = uv_tool.outside / "claude"
+    root.mkdir()
+    uv_tool.baton("init", "claude-code", cwd=root)
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert command.startswith(str(uv_tool.python)) and " -S " in command
+    assert not Path(command.split()[2]).resolve().is_relative_to(REPO)
+    event = {"session_id": "s", "cwd": str(root), "hook_event_name": "SessionStart"}
+    for _ in range(2):  # without, then (most likely) with the daemon: the same answer
+        out = run(["sh", "-c", command], cwd=root, env=uv_tool.env, stdin=json.dumps(event))
+        told = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert told.startswith("Baton records this session")
+    (root / ".baton" / "hooks.sock").unlink(missing_ok=True)  # its daemon leaves
