@@ -50,6 +50,7 @@ from .models import (
     UnreadableOp,
     in_review_order,
 )
+from .transitions import status_word
 
 MAX_LISTED = 50
 """Each list that may be cut keeps at most this many entries (decisions are never cut)."""
@@ -277,13 +278,8 @@ def step_line(s: Step) -> str:
 def hunk_line(h: HunkBrief) -> str:
     line = f"- `{h.id}` {h.path}:{h.line} {h.summary}"
     if h.landed:
-        line += {
-            HunkStatus.PENDING: " (written by you, awaiting review)",
-            HunkStatus.APPLIED: " (written by you, kept)",
-            HunkStatus.UNDONE: " (written by you, undone)",
-            HunkStatus.REJECTED: " (written by you, being undone)",
-            HunkStatus.ACCEPTED: " (written by you, being redone)",
-        }.get(h.status, "")
+        said = "awaiting review" if h.status == HunkStatus.PENDING else status_word(h.status, True)
+        line += f" (written by you, {said})"
     elif h.status == HunkStatus.APPLIED:
         line += " (applied)"
     if h.comment:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import __version__, calls, integrity, paths, showing
+from . import __version__, calls, integrity, paths, showing, transitions
 from .agent import DEFAULT_TTL, Task, Worker, default_worker_id
 from .brief import render_markdown
 from .calls import AppliedEffect, Failure, arguments, failure
@@ -309,15 +309,7 @@ DECISIONS = {
 
 
 def status_word(h: HunkState) -> str:
-    """A hunk's status as the developer says it: a landed hunk is kept or undone."""
-    if h.landed:
-        return {
-            HunkStatus.PENDING: "landed",
-            HunkStatus.APPLIED: "kept",
-            HunkStatus.REJECTED: "undo due",
-            HunkStatus.ACCEPTED: "redo due",
-        }.get(h.status, h.status.value)
-    return h.status.value
+    return transitions.status_word(h.status, h.landed)
 
 
 async def cmd_decide(args: argparse.Namespace) -> None:

@@ -67,12 +67,15 @@ def after_write(hunk: HunkState) -> HunkStatus:
     return S.UNDONE if hunk.landed and hunk.status == S.REJECTED else S.APPLIED
 
 
-def verb(hunk: HunkState, decision: Decision) -> str:
-    """How people say the decision for this kind of hunk: what every face prints."""
-    if decision == D.REOPENED:
-        return "reopened"
-    if hunk.landed:
-        if decision == D.ACCEPTED:
-            return "redone" if hunk.status in (S.UNDONE, S.ACCEPTED) else "kept"
-        return "undone"
-    return decision.value
+LANDED_WORDS = {
+    S.PENDING: "landed",
+    S.APPLIED: "kept",
+    S.REJECTED: "undo due",
+    S.ACCEPTED: "redo due",
+}
+
+
+def status_word(status: HunkStatus, landed: bool) -> str:
+    """A hunk's status as every face says it: a landed hunk (in the file already) is
+    landed, kept, undone, or has its undo or redo due."""
+    return LANDED_WORDS.get(status, status.value) if landed else status.value
