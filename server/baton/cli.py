@@ -238,9 +238,7 @@ async def cmd_log(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         if args.task is not None:
             await ws.store.task(args.task)  # an unknown task is exit 3, as everywhere
-        ops = await ws.store.ops_after(args.after, args.task)
-    if args.limit:
-        ops = ops[-args.limit :]
+        ops = await ws.store.ops_after(args.after, args.task, last=args.limit or None)
     emit(
         args,
         ops,

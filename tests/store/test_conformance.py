@@ -59,6 +59,20 @@ async def started(store: Store, task: str = "t", worker: str = "w1", ttl: float 
 # --- the log ---------------------------------------------------------------------------
 
 
+async def test_the_last_ops_are_read_from_the_end(store: Store) -> None:
+    """`baton log --limit N`: the newest N, in order, of the whole log or of one task."""
+    epoch = await started(store)
+    await started(store, task="u")
+    for n in range(6):
+        await store.append(note(f"n{n}", f"note {n}", epoch))
+    everything = await store.ops_after(0)
+    assert await store.ops_after(0, last=3) == everything[-3:]
+    of_t = await store.ops_after(0, "t")
+    assert await store.ops_after(0, "t", last=2) == of_t[-2:]
+    assert await store.ops_after(everything[-2].lsn, last=5) == everything[-1:]
+    assert await store.ops_after(0, last=0) == []
+
+
 async def test_append_is_idempotent(store: Store) -> None:
     epoch = await started(store)
     first = await store.append(note("n1", "hello", epoch))

@@ -118,8 +118,11 @@ class Store(Health, Protocol):
         transaction."""
         ...
 
-    async def ops_after(self, lsn: int, task_id: str | None = None) -> list[Op]:
-        """Ops above `lsn` in order; a row this Baton cannot read is an `unreadable` op."""
+    async def ops_after(
+        self, lsn: int, task_id: str | None = None, *, last: int | None = None
+    ) -> list[Op]:
+        """Ops above `lsn` in order; a row this Baton cannot read is an `unreadable` op.
+        `last`: only the newest that many (still in order), without reading the rest."""
         ...
 
     async def last_lsn(self) -> int: ...

@@ -603,13 +603,21 @@ class SqliteStore:
             raise InvalidInput("an unreadable op is what a reader makes of a row; never stored")
         return await self._run(_append, op, op.payload.model_dump_json(), self.clock())
 
-    async def ops_after(self, lsn: int, task_id: str | None = None) -> list[Op]:
+    async def ops_after(
+        self, lsn: int, task_id: str | None = None, *, last: int | None = None
+    ) -> list[Op]:
+        where, args = (
+            ("lsn > ?", [lsn]) if task_id is None else ("task_id = ? AND lsn > ?", [task_id, lsn])
+        )
+        if last is None:
+            sql, limit = f"SELECT {_OP_COLUMNS} FROM ops WHERE {where} ORDER BY lsn", []
+        else:  # the newest `last`, found from the end by the primary key, not by reading all
+            sql = f"SELECT {_OP_COLUMNS} FROM ops WHERE {where} ORDER BY lsn DESC LIMIT ?"
+            limit = [max(0, last)]
+
         def read(db: Db) -> list[Any]:
-            if task_id is None:
-                sql = f"SELECT {_OP_COLUMNS} FROM ops WHERE lsn > ? ORDER BY lsn"
-                return db.execute(sql, (lsn,)).fetchall()
-            sql = f"SELECT {_OP_COLUMNS} FROM ops WHERE task_id = ? AND lsn > ? ORDER BY lsn"
-            return db.execute(sql, (task_id, lsn)).fetchall()
+            rows = db.execute(sql, (*args, *limit)).fetchall()
+            return rows if last is None else rows[::-1]
 
         return [_row_to_op(r) for r in await self._run(read)]
 
