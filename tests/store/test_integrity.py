@@ -1,0 +1,38 @@
+"""`baton check` of hunk texts: all read in batches, and a missing or a corrupt one named."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from baton import integrity
+from baton.agent import Worker
+
+BASE = "".join(f"line {n}\n" for n in range(1, 40))
+
+
+async def test_missing_and_corrupt_hunk_texts_are_named(
+    worker: Worker, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "f.txt").write_text(BASE)
+    task = await worker.begin("t")
+    changed = BASE
+    for n in (3, 13, 23, 33):
+        changed = changed.replace(f"line {n}\n", f"LINE {n}\n")
+    first, second, *rest = (await task.propose("f.txt", changed)).hunks
+    assert len(rest) == 2
+    monkeypatch.setattr(integrity, "BLOB_BATCH", 3)  # more than one batch, a short last one
+    assert (await integrity.check(task.ws)).ok
+    with sqlite3.connect(project / ".baton" / "baton.db") as db:
+        db.execute("DELETE FROM blobs WHERE hash = ?", (first.body,))
+        db.execute("UPDATE blobs SET data = X'00' WHERE hash = ?", (second.body,))
+    result = await integrity.check(task.ws)
+    assert not result.ok
+    assert sorted(p.split(": ", 1)[1] for p in result.problems) == sorted(
+        [
+            f"content {first.body[:12]} is missing from the store",
+            f"content {second.body[:12]} is corrupt (hash mismatch)",
+        ]
+    )
