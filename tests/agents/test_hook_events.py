@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.adapters import claude_code, hookio
-from baton.models import Decision, HunkStatus, StepStatus
+from baton.models import Decision, HunkStatus, StepStatus, TaskFinished
 from baton.review import decide
 from baton.workspace import Workspace
 
@@ -100,3 +100,14 @@ async def test_a_failure_goes_ahead_is_told_once_and_named_in_the_next_brief(
         later = await send(ws, fixture("SessionStart.startup", tmp_path, session_id="s-new"))
     assert "could not record these earlier events" in context(later)
     assert "PostToolUse (Edit)" in context(later)
+
+
+async def test_the_same_first_prompt_after_a_finish_starts_a_new_task(tmp_path: Path) -> None:
+    async with await Workspace.open(tmp_path) as ws:
+        await send(ws, fixture("UserPromptSubmit", tmp_path))
+        (first,) = await ws.task_ids()
+        info = await ws.store.task(first)
+        await ws.store.finish(first, info.epoch, TaskFinished(summary="done"))
+        await send(ws, fixture("UserPromptSubmit", tmp_path))
+        ids = await ws.task_ids()
+    assert ids == [first, f"{first}-1"]

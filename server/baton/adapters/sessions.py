@@ -90,7 +90,15 @@ async def start(ws: Workspace, session: Session, prompt: str) -> Task:
     """A new task for the session, its instruction the developer's first prompt."""
     worker = Worker(ws, session.worker_id, LEASE_SECONDS)
     title = prompt.strip().splitlines()[0][:TITLE_CHARS] if prompt.strip() else "Session"
-    task_id = f"{session.product}-{derive(session.session_id, prompt)[:8]}"
+    known = {t.task_id for t in await ws.store.tasks()}
+    # Derived from the session and the prompt; the next free one when the same session
+    # asks the same again after its task was finished.
+    base = f"{session.product}-{derive(session.session_id, prompt)[:8]}"
+    task_id = next(
+        tid
+        for n in range(len(known) + 1)
+        if (tid := base if n == 0 else f"{base}-{n}") not in known
+    )
     epoch = await ws.store.begin(task_id, title, prompt, session.worker_id, LEASE_SECONDS)
     return Task(worker, task_id, epoch)
 
