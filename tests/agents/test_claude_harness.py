@@ -547,9 +547,17 @@ def test_a_second_run_resumes_the_session_and_starts_it_with_source_resume(
 
 @pytest.fixture
 def hold(tmp_path: Path) -> Iterator[Path]:
+    """A FIFO a hook waits on. Claude Code runs its hooks outside its process group, so a
+    hook still waiting when the CLI is killed outlives it: at the end, every waiting hook
+    is let go (a writer opens and closes the FIFO; with no reader left, the open fails)."""
     fifo = tmp_path / "hold.fifo"
     os.mkfifo(fifo)
     yield fifo
+    while True:
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # ENXIO: nobody is waiting any more
+            break
 
 
 def wait_for_transcript(workspace: Path, session_id: str, tool_use_id: str) -> None:
