@@ -52,14 +52,7 @@ async def test_landed_hunks_offer_keep_undo_diff(editor: Editor) -> None:
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
     assert [lens.command.title for lens in lenses if lens.command] == ["Keep", "Undo", "Diff"] * 2
-    actions = await editor.raw(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diags[0].range,
-            context=types.CodeActionContext(diagnostics=diags[:1]),
-        ),
-    )
+    actions = await editor.code_actions(uri, diags[0].range, diags[:1])
     titles = [a["title"] for a in actions]
     assert titles[:2] == [
         "Baton: Keep — change 1 line: return 20",

@@ -46,14 +46,7 @@ async def test_restore_publishes_every_pending_hunk(editor: Editor) -> None:
 async def test_code_actions_and_lenses_on_a_hunk(editor: Editor) -> None:
     uri = editor.open("calc.py")
     diags = await editor.until(lambda: editor.diagnostics(uri))
-    actions = await editor.raw(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diags[0].range,
-            context=types.CodeActionContext(diagnostics=diags[:1]),
-        ),
-    )
+    actions = await editor.code_actions(uri, diags[0].range, diags[:1])
     titles = [a["title"] for a in actions]
     assert titles[0].startswith("Baton: Accept — replace 1 line with 2")
     assert titles[1].startswith("Baton: Reject")

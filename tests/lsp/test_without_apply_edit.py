@@ -113,15 +113,7 @@ async def saved(editor: Editor, uri: str) -> None:
 
 async def actions(editor: Editor, uri: str, line: int) -> list[dict[str, Any]]:
     where = types.Range(types.Position(line, 0), types.Position(line, 0))
-    answer = await editor.raw(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=where,
-            context=types.CodeActionContext(diagnostics=[]),
-        ),
-    )
-    return list(answer or [])
+    return await editor.code_actions(uri, where)
 
 
 async def put_in_buffer(editor: Editor, uri: str, line: int, title: str = PUT + " — ") -> None:

@@ -199,6 +199,20 @@ class ScriptedEditor:
             types.ExecuteCommandParams(command=name, arguments=list(args))
         )
 
+    async def code_actions(
+        self, uri: str, where: types.Range, diagnostics: list[types.Diagnostic] | None = None
+    ) -> list[dict[str, Any]]:
+        """`textDocument/codeAction` on a range, as plain JSON (see `raw`); [] for null."""
+        answer = await self.raw(
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=where,
+                context=types.CodeActionContext(diagnostics=diagnostics or []),
+            ),
+        )
+        return list(answer or [])
+
     async def raw(self, method: str, params: Any) -> Any:
         """A request whose answer stays plain JSON: lsprotocol's converter cannot tell
         `(Command | CodeAction)[]` apart, so callers that care read the wire form."""
