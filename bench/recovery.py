@@ -2,10 +2,11 @@
 
 For each log size N and interval k, the starting point is a copy of the append bench's
 own database at N ops (same op mix, real `Workspace.record` writes). Its checkpoints are
-replaced by the three (KEEP_CHECKPOINTS) a worker with interval k would have left in the
+replaced by three (KEEP) whole checkpoints a worker with interval k would have left in the
 WORST case: the newest one k-1 ops before the end, so recovery replays k-1 ops. They are
-made exactly as `Workspace.checkpoint` makes them (fold, `model_dump_json`, sha256) and
-written through `SqliteStore.write_checkpoint`. "none" means no checkpoint: a full replay.
+whole ones as `checkpoints.encode_full` makes them (the worst case for a load: a chain's
+deltas add at most half of that) and written through `SqliteStore.write_checkpoint`.
+"none" means no checkpoint: a full replay.
 
 Then, per (N, k):
 
@@ -27,15 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.checkpoints import encode_full
 from baton.fold import apply_in_place
 from baton.models import TaskState
 from baton.store import StoredCheckpoint, digest
-from baton.store.sqlite import KEEP_CHECKPOINTS
 from baton.workspace import DEFAULT_CHECKPOINT_EVERY, Workspace, database_path
 
 from . import workload
 from .report import Cell, emit, ratio, rx, verdict
 from .stats import median, settle, summarize
+
+KEEP = 3
 
 NEVER = 10**12
 """checkpoint_every for "none": no checkpoint is ever due."""
@@ -109,7 +112,7 @@ def _positions(last_lsn: int, k: int | None) -> list[int]:
     if k is None:
         return []
     newest = last_lsn - (k - 1)
-    return [p for p in (newest - j * k for j in reversed(range(KEEP_CHECKPOINTS))) if p >= 3]
+    return [p for p in (newest - j * k for j in reversed(range(KEEP))) if p >= 3]
 
 
 async def _checkpoint_data(root: Path, wanted: set[int]) -> tuple[int, dict[int, bytes]]:
@@ -121,7 +124,7 @@ async def _checkpoint_data(root: Path, wanted: set[int]) -> tuple[int, dict[int,
     for op in ops:
         apply_in_place(state, op)
         if op.lsn in wanted:
-            dumps[op.lsn] = state.model_dump_json().encode()
+            dumps[op.lsn] = encode_full(state)
     return state.lsn, dumps
 
 

@@ -54,8 +54,10 @@ from .effects import (
     temp_leftovers,
 )
 from .hashing import digest
+from .history import superseded_hunks
 from .limits import InvalidInput, lease_seconds
 from .models import (
+    Change,
     ContextListed,
     ContextRead,
     ContextText,
@@ -454,13 +456,7 @@ class Task:
         matches = [c for c in state.changes.values() if c.path == rel and c.new_hash == new_hash]
         if not matches:
             return None
-        change = max(matches, key=lambda c: c.lsn)
-        return Proposal(
-            change.id,
-            rel,
-            tuple(state.hunks[h] for h in change.hunk_ids),
-            tuple(state.hunks[h] for h in change.replaced),
-        )
+        return await self._as_recorded(state, max(matches, key=lambda c: c.lsn))
 
     @refuses_invalid
     async def propose_diff(
@@ -511,16 +507,29 @@ class Task:
     async def _record_change(self, built: BuiltChange) -> Proposal:
         payload = built.payload
         state = await self.state()
-        if payload.change_id not in state.changes:  # else a replay: the first one stands
-            await self._record(OpKind.CHANGE_PROPOSED, payload, payload.change_id, built.blobs)
-            state = await self.state()
+        if payload.change_id in state.changes:  # a replay: the first one stands
+            return await self._as_recorded(state, state.changes[payload.change_id])
+        # The hunks it replaces leave the state as it is folded in: take them first.
+        replacing = {i: state.hunks[i] for i in state.pending_ids_of(payload.path)}
+        await self._record(OpKind.CHANGE_PROPOSED, payload, payload.change_id, built.blobs)
+        state = await self.state()
         change = state.changes[payload.change_id]
         return Proposal(
             change.id,
             change.path,
-            tuple(state.hunks[h] for h in change.hunk_ids),
-            tuple(state.hunks[h] for h in change.replaced),
+            _still_held(state, change.hunk_ids),
+            tuple(replacing[h] for h in change.replaced if h in replacing),
         )
+
+    async def _as_recorded(self, state: TaskState, change: Change) -> Proposal:
+        """A proposal recorded before, as its first answer gave it. The hunks it replaced
+        have left the state since; the log still has them (a replay is rare: a worker
+        repeating its last call after a crash)."""
+        replaced: tuple[HunkState, ...] = ()
+        if change.replaced:
+            gone = {h.id: h for h in await superseded_hunks(self.ws, state)}
+            replaced = tuple(gone[h] for h in change.replaced if h in gone)
+        return Proposal(change.id, change.path, _still_held(state, change.hunk_ids), replaced)
 
     async def wait_for_review(
         self, hunk_ids: list[str] | None = None, timeout: float | None = None, poll: float = 0.05
@@ -585,3 +594,8 @@ async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
         except paths.PathRefused:
             current[path] = None
     return build_brief(state, current)
+
+
+def _still_held(state: TaskState, hunk_ids: list[str]) -> tuple[HunkState, ...]:
+    """The change's hunks the state still holds: those superseded since have left it."""
+    return tuple(state.hunks[h] for h in hunk_ids if h in state.hunks)

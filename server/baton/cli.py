@@ -24,6 +24,7 @@ from .agent import DEFAULT_TTL, Task, Worker, default_worker_id
 from .brief import render_markdown
 from .calls import AppliedEffect, Failure, arguments, failure
 from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
+from .history import superseded_hunks
 from .limits import InvalidInput, counter
 from .models import (
     Decision,
@@ -207,12 +208,13 @@ async def selected_hunks(ws: Workspace, args: argparse.Namespace) -> list[tuple[
     hunks = []
     for task_id in [args.task] if args.task else await ws.task_ids():
         state = await ws.state(task_id)
+        listed = list(state.hunks.values())
+        if args.all or "superseded" in wanted:
+            listed += await superseded_hunks(ws, state)
         hunks += [
             (task_id, h)
-            for h in in_review_order(state.hunks.values())
-            if (args.all or wanted or h.status != HunkStatus.SUPERSEDED)
-            and (path is None or h.path == path)
-            and (not wanted or matches(h, wanted))
+            for h in in_review_order(listed)
+            if (path is None or h.path == path) and (not wanted or matches(h, wanted))
         ]
     return hunks
 

@@ -97,11 +97,11 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             if state.epoch == op.epoch:
                 state.worker = None
         case StepSet():
-            state.steps[p.name] = Step(name=p.name, status=p.status, note=p.note)
+            state.put("steps", p.name, Step(name=p.name, status=p.status, note=p.note))
         case ContextRead():
-            state.files_read[p.path] = FileRead(hash=p.hash, size=p.size, lsn=op.lsn)
+            state.put("files_read", p.path, FileRead(hash=p.hash, size=p.size, lsn=op.lsn))
         case ContextListed():
-            state.listings[p.path] = Listing(hash=p.hash, count=p.count)
+            state.put("listings", p.path, Listing(hash=p.hash, count=p.count))
         case ContextText():
             kind = _REMARK_KIND[op.kind]
             state.remarks.append(
@@ -110,7 +110,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
         case Delivered():
             state.delivered = max(state.delivered, p.up_to)
         case ChangeLanding() if p.landing_id not in state.landings:
-            state.landings[p.landing_id] = LandingState(
+            landing = LandingState(
                 id=p.landing_id,
                 path=p.path,
                 tool=p.tool,
@@ -120,6 +120,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 expects_deletion=p.expects_deletion,
                 lsn=op.lsn,
             )
+            state.put("landings", p.landing_id, landing)
         case ChangeLanded():
             _land(state, op, p)
         case ChangeProposed():
@@ -127,7 +128,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
         case HunkReviewed():
             _review(state, op, p)
         case EffectIntent() if p.effect_id not in state.effects:  # the first intent wins
-            state.effects[p.effect_id] = EffectState(
+            planned = EffectState(
                 id=p.effect_id,
                 kind=p.kind,
                 path=p.path,
@@ -137,29 +138,34 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 post_blob=p.post_blob,
                 lsn=op.lsn,
             )
+            state.put("effects", p.effect_id, planned)
             for hid in p.hunk_ids if p.kind == "apply" else ():
                 hunk = state.hunks.get(hid)
                 if hunk is not None and hunk.status != HunkStatus.APPLIED:
                     hunk.effect_id = p.effect_id
+                    state.touch("hunks", hid)
         case EffectDone():
             effect = state.effects.get(p.effect_id)
             if effect is not None and effect.status == "intent":  # settled once
                 effect.status, effect.outcome = "done", p.outcome
+                state.touch("effects", effect.id)
                 for hid in effect.hunk_ids if effect.kind == "apply" else ():
                     hunk = state.hunks.get(hid)
                     if hunk is not None:
-                        hunk.status, hunk.conflict = after_write(hunk), None
-                        hunk.effect_id = effect.id
+                        state.set_status(hunk, after_write(hunk))
+                        hunk.conflict, hunk.effect_id = None, effect.id
         case EffectFailed():
             effect = state.effects.get(p.effect_id)
             if effect is not None and effect.status == "intent":
                 effect.status, effect.outcome = "failed", p.reason
+                state.touch("effects", effect.id)
                 for hid in effect.hunk_ids if effect.kind == "apply" else ():
                     hunk = state.hunks.get(hid)
                     if hunk is not None and hunk.status != HunkStatus.APPLIED:
                         hunk.conflict = p.reason
                         # A failed effect may be tried again later under a new id.
                         hunk.effect_id = None
+                        state.touch("hunks", hid)
         case TaskFinished():
             state.status, state.summary = p.outcome, p.summary
         case Unreadable():
@@ -176,6 +182,7 @@ def _land(state: TaskState, op: Op, p: ChangeLanded) -> None:
         return  # settled once: by the agent's own hook or by recovery, whichever first
     if landing is not None:
         landing.status, landing.change_id = p.outcome, p.change_id
+        state.touch("landings", landing.id)
     if p.outcome != "unchanged":
         _propose(state, op, p, landed=True)
 
@@ -186,16 +193,15 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
     # landing, the landed hunks it merged: all those of the file it does not contain.
     named = set(p.replaces) if p.replaces is not None else None
     replaced = []
-    for hid in state.hunk_ids_of(p.path):
+    for hid in state.pending_ids_of(p.path):
         hunk = state.hunks[hid]
-        if hunk.status != HunkStatus.PENDING or hunk.landed != landed or hid in new_ids:
+        if hunk.landed != landed or hid in new_ids:
             continue
         if named is None or hid in named:
-            hunk.status = HunkStatus.SUPERSEDED
+            state.drop_superseded(hunk)
             replaced.append(hid)
     for ref in p.hunks:
-        existing = state.hunks.get(ref.id)
-        if existing is not None and existing.status != HunkStatus.SUPERSEDED:
+        if ref.id in state.hunks:
             continue  # proposed before: its decision stands, nobody is asked twice
         state.add_hunk(
             HunkState(
@@ -211,7 +217,7 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
                 landed=landed,
             )
         )
-    state.changes[p.change_id] = ChangeState(
+    change = ChangeState(
         id=p.change_id,
         path=p.path,
         kind=p.kind,
@@ -223,6 +229,7 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
         landed=landed,
         replaced=replaced,
     )
+    state.put("changes", p.change_id, change)
 
 
 def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
@@ -232,7 +239,8 @@ def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
     status = next_status(hunk, p.decision, writing(state, hunk))
     if status is None:
         return  # the store's keys refuse a conflicting decision up front; a crafted log
-    hunk.status, hunk.conflict = status, None
+    state.set_status(hunk, status)
+    hunk.conflict = None
     hunk.comment, hunk.edited, hunk.reviewer = p.comment, p.edited, p.reviewer
     hunk.decided_lsn = op.lsn
     hunk.decisions += 1

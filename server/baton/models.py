@@ -474,7 +474,17 @@ class TaskState(Model):
     delivered: int = 0
     """The LSN up to which the developer's feedback reached the agent (`Delivered`)."""
     changes: dict[str, Change] = Field(default_factory=dict)
+    """Changes that made a hunk still in `hunks` (a change also lists the hunks it
+    repeats from earlier proposals; those are not its own)."""
     hunks: dict[str, HunkState] = Field(default_factory=dict)
+    """Every hunk under review or decided. A superseded hunk leaves: a newer proposal
+    replaced it before anyone decided, so nothing will ever be asked of it or written for
+    it, and keeping it would make every load of a long task's state grow with every
+    proposal ever made (measured: 70k proposals left 35 MB of superseded hunks in each
+    checkpoint). `baton hunks --all` reads them back from the log (history.py)."""
+    superseded: int = 0
+    """How many times a pending hunk was replaced before review (a hunk proposed again
+    later comes back as pending; its earlier replacement still counts)."""
     effects: dict[str, EffectState] = Field(default_factory=dict)
     landings: dict[str, LandingState] = Field(default_factory=dict)
     unreadable: list[UnreadableOp] = Field(default_factory=list)
@@ -483,29 +493,130 @@ class TaskState(Model):
     _by_path: dict[str, dict[str, None]] = PrivateAttr(default_factory=dict)
     """Hunk ids by path, as ordered sets: dicts compare regardless of order, so a state
     and its checkpoint's reload (which rebuilds this from `hunks`) are equal."""
+    _pending: dict[str, dict[str, None]] = PrivateAttr(default_factory=dict)
+    """The pending ones among them: what a new proposal for the file may replace."""
+    _dirty: dict[str, dict[str, bool]] = PrivateAttr(default_factory=dict)
+    """Keys of the dict fields the fold changed since the last checkpoint was written or
+    read, by field name, in the order of their last move: what an incremental checkpoint
+    holds (checkpoints.py). True: the key was (re)inserted at the dict's end or removed,
+    so that a load puts it where the fold did — order is part of the state."""
+    _saved_remarks: int = PrivateAttr(default=0)
+    """How many remarks that checkpoint had: remarks are only ever appended."""
+    _saved_lsn: int = PrivateAttr(default=0)
 
     def model_post_init(self, context: object) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        """Rebuild the indexes from `hunks` (after a load put the hunks in place)."""
+        self._by_path, self._pending = {}, {}
         for hunk in self.hunks.values():
-            self._by_path.setdefault(hunk.path, {})[hunk.id] = None
+            self._index(hunk)
+
+    def __eq__(self, other: object) -> bool:
+        """Fields and indexes; not what was saved when (the same state is the same
+        whether a checkpoint of it was written a moment ago or not)."""
+        if not isinstance(other, TaskState):
+            return NotImplemented
+        return (self.__dict__, self._by_path, self._pending) == (
+            other.__dict__,
+            other._by_path,
+            other._pending,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def touch(self, field: str, key: str) -> None:
+        """The fold changed the value at `self.<field>[key]` in place."""
+        self._dirty.setdefault(field, {}).setdefault(key, False)
+
+    def put(self, field: str, key: str, value: Model) -> None:
+        """`self.<field>[key] = value`, noted for the next checkpoint."""
+        target: dict[str, Model] = getattr(self, field)
+        dirty = self._dirty.setdefault(field, {})
+        if key in target:
+            dirty.setdefault(key, False)
+        else:
+            dirty.pop(key, None)
+            dirty[key] = True
+        target[key] = value
+
+    def remove(self, field: str, key: str) -> None:
+        """`del self.<field>[key]`, noted for the next checkpoint."""
+        del getattr(self, field)[key]
+        dirty = self._dirty.setdefault(field, {})
+        dirty.pop(key, None)
+        dirty[key] = True
+
+    def dirty(self) -> tuple[dict[str, dict[str, bool]], int]:
+        """What changed since the last checkpoint: keys by field, and where new remarks
+        start."""
+        return self._dirty, self._saved_remarks
+
+    def mark_saved(self) -> None:
+        """A checkpoint of exactly this state was written or read."""
+        self._dirty = {}
+        self._saved_remarks = len(self.remarks)
+        self._saved_lsn = self.lsn
+
+    @property
+    def saved_lsn(self) -> int:
+        """Where `dirty()` starts: the last checkpoint written or read (0: none)."""
+        return self._saved_lsn
+
+    def _index(self, hunk: HunkState) -> None:
+        self._by_path.setdefault(hunk.path, {})[hunk.id] = None
+        if hunk.status == HunkStatus.PENDING:
+            self._pending.setdefault(hunk.path, {})[hunk.id] = None
+
+    def _unindex(self, hunk: HunkState) -> None:
+        for index in (self._by_path, self._pending):
+            ids = index.get(hunk.path)
+            if ids is not None:
+                ids.pop(hunk.id, None)
+                if not ids:
+                    del index[hunk.path]
 
     def hunk_ids_of(self, path: str) -> list[str]:
-        """The ids of the hunks ever proposed for `path`, indexed as the fold adds them:
-        a proposal looks at its own file's hunks, not at every hunk of the task (that made
-        replay quadratic; measured: 8,000 proposals in one task stalled the server for
-        seconds at a time). Derived from `hunks` alone, so equal states have equal indexes."""
+        """The ids of the file's hunks, indexed as the fold adds them: a proposal looks
+        at its own file's hunks, not at every hunk of the task (that made replay
+        quadratic; measured: 8,000 proposals in one task stalled the server for seconds
+        at a time). Derived from `hunks` alone, so equal states have equal indexes."""
         return list(self._by_path.get(path, ()))
 
+    def pending_ids_of(self, path: str) -> list[str]:
+        """The file's pending hunks only: decided ones pile up in a long task, and a
+        proposal that looked at each of them made replaying its tail grow with it."""
+        return list(self._pending.get(path, ()))
+
     def add_hunk(self, hunk: HunkState) -> None:
-        """Add or replace a hunk. A superseded id proposed again for another file (ids
-        derive from the path, so only a crafted log does this) moves in the index too."""
+        """Add or replace a hunk (an id proposed again for another file, which only a
+        crafted log does — ids derive from the path — moves in the index too)."""
         old = self.hunks.get(hunk.id)
-        if old is not None and old.path != hunk.path:
-            ids = self._by_path[old.path]
-            del ids[hunk.id]
-            if not ids:
-                del self._by_path[old.path]
-        self._by_path.setdefault(hunk.path, {})[hunk.id] = None
-        self.hunks[hunk.id] = hunk
+        if old is not None:
+            self._unindex(old)
+        self._index(hunk)
+        self.put("hunks", hunk.id, hunk)
+
+    def set_status(self, hunk: HunkState, status: HunkStatus) -> None:
+        """The one way the fold changes a hunk's status, so the pending index follows."""
+        self._unindex(hunk)
+        hunk.status = status
+        self._index(hunk)
+        self.touch("hunks", hunk.id)
+
+    def drop_superseded(self, hunk: HunkState) -> None:
+        """A pending hunk a newer proposal replaced: out of the state (see `hunks`), and
+        its change with it once none of the change's hunks is left."""
+        self._unindex(hunk)
+        hunk.status = HunkStatus.SUPERSEDED
+        self.remove("hunks", hunk.id)
+        self.superseded += 1
+        change = self.changes.get(hunk.change_id)
+        if change is not None and not any(
+            h in self.hunks and self.hunks[h].change_id == change.id for h in change.hunk_ids
+        ):
+            self.remove("changes", change.id)  # a hunk it lists, another change's, stays
 
     def hunks_with(self, *statuses: HunkStatus) -> list[HunkState]:
         return [h for h in self.hunks.values() if h.status in statuses]
@@ -516,6 +627,7 @@ class TaskState(Model):
         counts = dict.fromkeys(HunkStatus, 0)
         for hunk in self.hunks.values():
             counts[hunk.status] += 1
+        counts[HunkStatus.SUPERSEDED] += self.superseded
         return counts
 
     def to_write(self) -> list[HunkState]:

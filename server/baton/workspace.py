@@ -2,11 +2,13 @@
 
 This is where the log meets the fold. Appends go straight to the store (the hot path does
 no folding); state is brought up to date lazily from the log, and a checkpoint is written
-whenever a step is done and every `checkpoint_every` ops of a task — or, for a task whose
-state has grown large, once the ops since the last checkpoint would take as long to
-replay as a checkpoint takes to write. Recovery is the newest valid checkpoint plus a
-short replay. Checkpoints are only a cache: a corrupt or missing one falls back to an
-older one or to a full replay, with the same result.
+whenever a step is done and every `checkpoint_every` ops of a task — by whichever process
+folded them, a one-shot `baton status` as much as the agent, so that no reader replays a
+long tail twice. Most checkpoints are small deltas of what those ops changed
+(checkpoints.py), so a long task's state costs the same to save every 256 ops as a short
+one's. Recovery is the newest valid chain plus a short replay. Checkpoints are only a
+cache: a corrupt or missing one falls back to an older one or to a full replay, with the
+same result.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from . import checkpoints
+from .checkpoints import Damaged
 from .faults import crash_point
 from .fold import apply_or_note
 from .hashing import digest
@@ -29,6 +31,7 @@ from .store import (
     SqliteStore,
     Store,
     StoredCheckpoint,
+    StoreError,
     StoreUnavailable,
     TaskNotFound,
 )
@@ -39,11 +42,6 @@ log = logging.getLogger(__name__)
 DB_ENV = "BATON_DB"
 DEFAULT_CHECKPOINT_EVERY = 256
 """Ops of one task between checkpoints; chosen from bench/recovery (docs/performance.md)."""
-BYTES_PER_REPLAYED_OP = 660
-"""Measured in bench/: replaying one op costs about as much as writing 660 bytes of
-checkpoint, so a checkpoint of S bytes is worth writing only every S / 660 ops. This keeps
-a long task's appends from paying for ever larger snapshots every 256 ops, while its
-recovery stays bounded (a replay as long as one checkpoint write)."""
 
 
 def database_path(root: Path) -> Path:
@@ -78,7 +76,7 @@ class Workspace:
         self._states: dict[str, TaskState] = {}
         self._generation = store.generation
         self._unsaved: defaultdict[str, int] = defaultdict(int)
-        self._checkpoint_size: defaultdict[str, int] = defaultdict(int)
+        """Ops folded into the cached state since its last checkpoint was read or written."""
 
     @classmethod
     async def open(
@@ -112,63 +110,97 @@ class Workspace:
         crash_point("append.after")
         self._unsaved[op.task_id] += 1
         step_done = isinstance(op.payload, StepSet) and op.payload.status == StepStatus.DONE
-        if step_done or self._unsaved[op.task_id] >= self._interval(op.task_id):
+        if step_done or self._unsaved[op.task_id] >= self.checkpoint_every:
             await self.checkpoint(op.task_id)
         return stored
 
-    def _interval(self, task_id: str) -> int:
-        return max(self.checkpoint_every, self._checkpoint_size[task_id] // BYTES_PER_REPLAYED_OP)
-
     async def state(self, task_id: str) -> TaskState:
-        """The task's current state: cached, brought up to date from the log."""
+        """The task's current state: cached, brought up to date from the log; a long
+        tail folded here is saved as a checkpoint, whoever this process is."""
         if self._generation != self.store.generation:  # another database file: start over
             self._states.clear()
+            self._unsaved.clear()
             self._generation = self.store.generation
         state = self._states.get(task_id)
         if state is None:
-            state, _ = await self.recover(task_id)
+            state, how = await self.recover(task_id)
             self._states[task_id] = state
+            self._unsaved[task_id] = how.replayed
         else:
+            before = state.ops
             ops = await self.store.ops_after(state.lsn, task_id)
             if self._generation != self.store.generation:
                 return await self.state(task_id)  # the read moved to another file
             for op in ops:
                 apply_or_note(state, op)
+            # The ops this process appended were counted by `record` already.
+            self._unsaved[task_id] = max(self._unsaved[task_id], state.ops - before)
+        if self._unsaved[task_id] >= self.checkpoint_every and not self.store.read_only:
+            try:
+                await self._save(state)
+            except StoreError as e:  # only a cache: the reader's answer stands without it
+                log.info("could not save a checkpoint of %s: %s", task_id, e)
         return state
 
     async def recover(self, task_id: str) -> tuple[TaskState, Recovery]:
         """Rebuild from the newest valid checkpoint plus the log after it (no cache)."""
-        state: TaskState | None = None
-        skipped = 0
-        cp = await self.store.checkpoint_before(task_id)
-        while cp is not None:
-            state = _load_checkpoint(cp)
-            if state is not None:
-                self._checkpoint_size[task_id] = len(cp.data)
-                break
-            skipped += 1
-            log.warning(
-                "checkpoint of %s at lsn %d is damaged; trying an older one", task_id, cp.lsn
-            )
-            cp = await self.store.checkpoint_before(task_id, cp.lsn)
-        base_lsn = state.lsn if state is not None else None
-        if state is None:
-            state = TaskState(task_id=task_id)
+        loaded, skipped = await self._load(task_id)
+        state = loaded if loaded is not None else TaskState(task_id=task_id)
+        at = state.lsn if loaded is not None else None
         tail = await self.store.ops_after(state.lsn, task_id)
-        if base_lsn is None and not tail:
+        if loaded is None and not tail:
             raise TaskNotFound(f"no task {task_id!r}")
         for op in tail:
             apply_or_note(state, op)
-        return state, Recovery(base_lsn, len(tail), skipped)
+        return state, Recovery(at, len(tail), skipped)
+
+    async def _load(self, task_id: str) -> tuple[TaskState | None, int]:
+        """The state at the newest checkpoint whose chain loads; how many damaged ones
+        were passed over on the way (a chain cut short by pruning is no damage)."""
+        damaged: set[int] = set()
+        before: int | None = None
+        while (head := await self.store.checkpoint_head(task_id, before)) is not None:
+            chain = checkpoints.chain_of(head.lsn, head.size, head.head)
+            first = chain.base if chain is not None else head.lsn
+            rows = await self.store.checkpoints_between(task_id, first, head.lsn)
+            by_lsn = {r.lsn: checkpoints.Stored(r.lsn, r.data, r.checksum) for r in rows}
+            for lsn in sorted(by_lsn, reverse=True):
+                try:
+                    loaded = checkpoints.load(task_id, by_lsn[lsn], by_lsn)
+                except Damaged as e:
+                    if e.lsn not in damaged:
+                        log.warning("checkpoint of %s: %s; trying an older one", task_id, e)
+                    damaged.add(e.lsn)
+                    continue
+                if loaded is not None:
+                    return loaded[0], len(damaged)
+            before = first
+        return None, len(damaged)
 
     async def checkpoint(self, task_id: str) -> None:
-        state = await self.state(task_id)
+        await self._save(await self.state(task_id))
+
+    async def _save(self, state: TaskState) -> None:
+        """Write a checkpoint of `state`: a delta continuing the task's newest checkpoint
+        when the state's record of what changed reaches back to it, else a whole one."""
         if state.unreadable:
             return  # see TaskState.unreadable: replayed each time until repaired
-        data = state.model_dump_json().encode()
-        await self.store.write_checkpoint(StoredCheckpoint(task_id, state.lsn, data, digest(data)))
+        task_id = state.task_id
+        head = await self.store.checkpoint_head(task_id)
+        newest = checkpoints.chain_of(head.lsn, head.size, head.head) if head else None
+        if newest is not None and newest.lsn >= state.lsn:
+            self._unsaved[task_id] = 0
+            return  # someone saved this far already
+        keep_from: int | None = None
+        if newest is None or newest.wants_whole() or newest.lsn < state.saved_lsn:
+            data = checkpoints.encode_full(state)
+            keep_from = newest.base if newest is not None else None  # the chain before stays
+        else:
+            data = checkpoints.encode_delta(state, newest)
+        cp = StoredCheckpoint(task_id, state.lsn, data, digest(data))
+        await self.store.write_checkpoint(cp, keep_from=keep_from)
+        state.mark_saved()
         self._unsaved[task_id] = 0
-        self._checkpoint_size[task_id] = len(data)
 
     async def task_ids(self) -> list[str]:
         return [t.task_id for t in await self.store.tasks()]
@@ -176,15 +208,4 @@ class Workspace:
     def forget(self, task_id: str) -> None:
         """Drop the cache (tests and tools that want a cold recovery)."""
         self._states.pop(task_id, None)
-
-
-def _load_checkpoint(cp: StoredCheckpoint) -> TaskState | None:
-    if digest(cp.data) != cp.checksum:
-        return None
-    try:
-        state = TaskState.model_validate_json(cp.data)
-    except ValidationError:
-        return None
-    if state.lsn != cp.lsn or state.task_id != cp.task_id:
-        return None
-    return state
+        self._unsaved.pop(task_id, None)

@@ -3,7 +3,6 @@ The behaviour every backend shares is tests/store/test_conformance.py."""
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 import stat
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.checkpoints import DELTA, FULL
 from baton.fold import rebuild
 from baton.models import ContextText, OpKind
 from baton.store import (
@@ -97,19 +97,24 @@ async def test_database_path_override(
         assert await ws.task_ids() == []
 
 
-async def test_large_states_are_checkpointed_less_often(project: Path) -> None:
+async def test_a_large_state_is_checkpointed_as_deltas_of_what_changed(project: Path) -> None:
+    """Every 5 ops a checkpoint, each holding what those ops changed (~50 KB of notes),
+    not the whole state (up to 600 KB): a long task's saves do not grow with it, and its
+    recovery replays at most 5 ops. A new whole one starts a chain once the chain's
+    deltas add up to half of the last whole one."""
     async with await Workspace.open(project, checkpoint_every=5) as ws:
         epoch = await started(ws)
         for n in range(60):  # each note adds ~10 KB to the state
             await ws.record(note(f"big{n}", f"{n} " + "x" * 10_000, epoch))
         db = sqlite3.connect(ws.store.path)
-        lsns = [lsn for (lsn,) in db.execute("SELECT lsn FROM checkpoints ORDER BY lsn")]
-        sizes = [n for (n,) in db.execute("SELECT length(data) FROM checkpoints ORDER BY lsn")]
+        rows = db.execute("SELECT lsn, length(data), substr(data, 1, 20) FROM checkpoints")
+        saved = {lsn: (size, bytes(head)) for lsn, size, head in rows}
         db.close()
-        # 5 ops, then every size/660 ops: ~15 at 50 KB, ~30 at 200 KB — not every 5.
-        assert len(lsns) <= 3 and lsns[0] > 5
-        gaps = [b - a for a, b in itertools.pairwise(lsns)]
-        assert all(gap >= sizes[i] // 660 for i, gap in enumerate(gaps))
+        whole = [lsn for lsn, (_, head) in saved.items() if head.startswith(FULL)]
+        deltas = [lsn for lsn, (_, head) in saved.items() if head.startswith(DELTA)]
+        assert len(whole) + len(deltas) == len(saved) and whole and len(deltas) > len(whole)
+        assert all(saved[lsn][0] < 60_000 for lsn in deltas)  # 5 notes, not the state
+        assert max(size for size, _ in saved.values()) > 200_000  # the whole ones are big
         state, recovery = await ws.recover("t")
         assert state == rebuild("t", await ws.store.ops_after(0, "t"))
-        assert recovery.replayed <= sizes[-1] // 660
+        assert recovery.checkpoint_lsn == max(saved) and recovery.replayed < 5

@@ -210,8 +210,34 @@ def test_newer_proposal_supersedes_pending_hunks_it_drops() -> None:
     ]
     state = rebuild("t", make_log(items))
     assert state.hunks["h1"].status == HunkStatus.ACCEPTED
-    assert state.hunks["h2"].status == HunkStatus.SUPERSEDED
+    assert "h2" not in state.hunks and state.superseded == 1  # left the state: see models
+    assert state.hunk_counts()[HunkStatus.SUPERSEDED] == 1
     assert state.hunks["h3"].status == HunkStatus.PENDING
+    assert set(state.changes) == {"c1", "c2"}  # c1 still holds a hunk under review
+
+
+def test_a_change_whose_hunks_were_all_superseded_leaves_the_state() -> None:
+    """What a long task's state must not keep: 70k proposals each replaced by the next
+    left 35 MB of dead hunks and changes in every checkpoint. The proposal that replaced
+    them says which, and a decision on a replaced hunk finds nothing to decide."""
+
+    def proposal(cid: str, hid: str) -> tuple[OpKind, Payload]:
+        ref = HunkRef(id=hid, base_line=0, old_count=1, new_count=1, summary=hid, body=H)
+        change = ChangeProposed(
+            change_id=cid, path="a.py", kind=ChangeKind.MODIFY, base_hash=H, new_hash=H,
+            hunks=[ref], replaces=None,
+        )  # fmt: skip
+        return OpKind.CHANGE_PROPOSED, change
+
+    items = [proposal(f"c{i}", f"h{i}") for i in range(50)]
+    items.append((OpKind.HUNK_REVIEWED, HunkReviewed(hunk_id="h3", decision=Decision.ACCEPTED)))
+    items.append(proposal("c3-again", "h3"))  # proposed again: pending once more
+    state = rebuild("t", make_log(items))
+    assert set(state.hunks) == {"h3"} and state.hunks["h3"].status == HunkStatus.PENDING
+    assert set(state.changes) == {"c3-again"} and state.changes["c3-again"].replaced == ["h49"]
+    assert state.superseded == 50
+    assert state.pending_ids_of("a.py") == ["h3"]
+    assert TaskState.model_validate_json(state.model_dump_json()) == state
 
 
 def test_a_superseded_id_proposed_for_another_file_reloads_equal() -> None:

@@ -80,6 +80,15 @@ class StoredCheckpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckpointHead:
+    task_id: str
+    lsn: int
+    size: int
+    head: bytes
+    """Its first bytes (`checkpoints.HEAD_BYTES`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SetAside:
     """An op moved out of the log by `baton repair` (kept whole, can be put back)."""
 
@@ -191,7 +200,24 @@ class Store(Health, Protocol):
         """The newest checkpoint of the task, below `lsn` when given."""
         ...
 
-    async def write_checkpoint(self, checkpoint: StoredCheckpoint) -> None: ...
+    async def checkpoint_head(
+        self, task_id: str, before: int | None = None
+    ) -> CheckpointHead | None:
+        """The task's newest checkpoint (below `before` when given) without its body:
+        where it stands in its chain is in its first bytes (checkpoints.py)."""
+        ...
+
+    async def checkpoints_between(
+        self, task_id: str, first: int, last: int
+    ) -> list[StoredCheckpoint]:
+        """The task's checkpoints with `first` <= lsn <= `last`, in order: one chain."""
+        ...
+
+    async def write_checkpoint(
+        self, checkpoint: StoredCheckpoint, *, keep_from: int | None = None
+    ) -> None:
+        """Store it and, with `keep_from`, drop the task's checkpoints below that lsn."""
+        ...
 
     async def delete_checkpoints(self) -> int: ...
 

@@ -38,6 +38,7 @@ import aiosqlite
 from pydantic import ValidationError
 
 from .. import keys
+from ..checkpoints import HEAD_BYTES
 from ..faults import crash_point
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
@@ -55,6 +56,7 @@ from ..models import (
 )
 from .base import (
     BlobMissing,
+    CheckpointHead,
     LeaseHeld,
     NewOp,
     OpConflict,
@@ -70,7 +72,6 @@ from .base import (
 
 BUSY_TIMEOUT_ENV = "BATON_BUSY_TIMEOUT"
 BUSY_TIMEOUT_S = 10.0
-KEEP_CHECKPOINTS = 3
 
 log = logging.getLogger(__name__)
 
@@ -808,18 +809,48 @@ class SqliteStore:
             return None
         return StoredCheckpoint(row[0], row[1], _as_bytes(row[2]), str(row[3]))
 
-    async def write_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
+    async def checkpoint_head(
+        self, task_id: str, before: int | None = None
+    ) -> CheckpointHead | None:
+        def read(db: Db) -> Any:
+            return db.execute(
+                "SELECT lsn, length(data), substr(data, 1, ?) FROM checkpoints "
+                "WHERE task_id = ? AND lsn < ? ORDER BY lsn DESC LIMIT 1",
+                (HEAD_BYTES, task_id, before if before is not None else 2**62),
+            ).fetchone()
+
+        row = await self._run(read)
+        if row is None:
+            return None
+        return CheckpointHead(task_id, row[0], row[1], _as_bytes(row[2]))
+
+    async def checkpoints_between(
+        self, task_id: str, first: int, last: int
+    ) -> list[StoredCheckpoint]:
+        def read(db: Db) -> list[Any]:
+            return db.execute(
+                "SELECT task_id, lsn, data, checksum FROM checkpoints "
+                "WHERE task_id = ? AND lsn BETWEEN ? AND ? ORDER BY lsn",
+                (task_id, first, last),
+            ).fetchall()
+
+        rows = await self._run(read)
+        return [StoredCheckpoint(r[0], r[1], _as_bytes(r[2]), str(r[3])) for r in rows]
+
+    async def write_checkpoint(
+        self, checkpoint: StoredCheckpoint, *, keep_from: int | None = None
+    ) -> None:
         def body(db: Db) -> None:
             db.execute(
                 "INSERT OR IGNORE INTO checkpoints(task_id, lsn, data, checksum) "
                 "VALUES (?, ?, ?, ?)",
                 (checkpoint.task_id, checkpoint.lsn, checkpoint.data, checkpoint.checksum),
             )
-            db.execute(
-                "DELETE FROM checkpoints WHERE task_id = ? AND lsn NOT IN ("
-                " SELECT lsn FROM checkpoints WHERE task_id = ? ORDER BY lsn DESC LIMIT ?)",
-                (checkpoint.task_id, checkpoint.task_id, KEEP_CHECKPOINTS),
-            )
+            if keep_from is not None:
+                db.execute(
+                    "DELETE FROM checkpoints WHERE task_id = ? AND lsn < ?",
+                    (checkpoint.task_id, keep_from),
+                )
 
         await self._run(_transaction, body)
 

@@ -1,0 +1,98 @@
+"""Incremental checkpoints: a whole state plus deltas of what the fold touched must load
+to exactly the state the fold made — every field, and every dict in the same order, since
+lists shown to people follow it — however the saves and loads of several processes
+interleave (invariant 1 of DESIGN.md, for chains)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from baton import checkpoints
+from baton.checkpoints import DICT_FIELDS, Chain, Stored
+from baton.fold import apply_in_place, rebuild
+from baton.hashing import digest
+from baton.models import ChangeKind, ChangeProposed, HunkRef, OpKind, TaskState
+
+from .test_fold import H, make_log, payloads
+
+
+def orders(state: TaskState) -> dict[str, list[str]]:
+    return {name: list(getattr(state, name)) for name in DICT_FIELDS}
+
+
+def save(state: TaskState, rows: dict[int, Stored], newest: Chain | None, whole: bool) -> Chain:
+    """What Workspace._save does, without a store."""
+    if newest is None or whole or newest.lsn < state.saved_lsn:
+        data = checkpoints.encode_full(state)
+    else:
+        data = checkpoints.encode_delta(state, newest)
+    rows[state.lsn] = Stored(state.lsn, data, digest(data))
+    state.mark_saved()
+    return checkpoints.continued(newest, state.lsn, data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(payloads, min_size=10, max_size=60), st.data())
+def test_a_chain_of_deltas_loads_to_the_folded_state(items: list, data: st.DataObject) -> None:
+    ops = make_log(items)
+    rows: dict[int, Stored] = {}
+    newest: Chain | None = None
+    state = TaskState(task_id="t")
+    for op in ops:
+        apply_in_place(state, op)
+        if newest is None or state.lsn > newest.lsn:  # a save after every op: each must hold
+            newest = save(state, rows, newest, whole=data.draw(st.integers(0, 9)) == 0)
+            if data.draw(st.integers(0, 3)) == 0:  # another process loads it and goes on
+                loaded = checkpoints.load("t", rows[newest.lsn], rows)
+                assert loaded is not None
+                state = loaded[0]
+    if newest is None:
+        return
+    loaded = checkpoints.load("t", rows[newest.lsn], rows)
+    assert loaded is not None
+    at = rebuild("t", [op for op in ops if op.lsn <= newest.lsn])
+    assert loaded[0] == at and orders(loaded[0]) == orders(at)
+    assert loaded[1].lsn == newest.lsn and loaded[1].base == newest.base
+
+
+def test_a_chain_missing_a_link_or_of_an_older_format_is_not_loaded() -> None:
+    """Missing: pruned by another process's new whole checkpoint. Older format: a
+    checkpoint an earlier Baton wrote (plain JSON). Either way the state is rebuilt from
+    the log, as if there were no checkpoint."""
+    ops = make_log([])
+    state = rebuild("t", ops)
+    rows: dict[int, Stored] = {}
+    first = save(state, rows, None, whole=True)
+    state.lsn += 1  # a later point of the same state, for a second link
+    save(state, rows, first, whole=False)
+    assert checkpoints.load("t", rows[state.lsn], rows) is not None
+    del rows[first.lsn]
+    assert checkpoints.load("t", rows[state.lsn], rows) is None
+    old = state.model_dump_json().encode()
+    assert checkpoints.load("t", Stored(state.lsn, old, digest(old)), {}) is None
+
+
+def test_a_hunk_replaced_and_proposed_again_between_two_saves_keeps_the_folds_order() -> None:
+    """h1 leaves the state (replaced) and comes back at the end of `hunks`, after h2:
+    the delta must move it there too, not set it back in its old place."""
+
+    def propose(cid: str, hid: str, path: str = "a.py") -> tuple[OpKind, ChangeProposed]:
+        ref = HunkRef(id=hid, base_line=0, old_count=1, new_count=1, summary=hid, body=H)
+        change = ChangeProposed(
+            change_id=cid, path=path, kind=ChangeKind.MODIFY, base_hash=H, new_hash=H,
+            hunks=[ref],
+        )  # fmt: skip
+        return OpKind.CHANGE_PROPOSED, change
+
+    ops = make_log([propose("c1", "h1"), propose("c2", "h2", "b.py")])
+    later = make_log([propose("c1", "h1"), propose("c2", "h2", "b.py"), propose("c3", "h3"),
+                      propose("c4", "h1")])  # fmt: skip
+    state = rebuild("t", ops)
+    rows: dict[int, Stored] = {}
+    first = save(state, rows, None, whole=True)
+    for op in later[len(ops) :]:
+        apply_in_place(state, op)
+    save(state, rows, first, whole=False)
+    loaded = checkpoints.load("t", rows[state.lsn], rows)
+    assert loaded is not None and list(loaded[0].hunks) == list(state.hunks) == ["h2", "h1"]
