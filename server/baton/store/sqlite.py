@@ -605,13 +605,19 @@ class SqliteStore:
         return await self._run(_append, op, op.payload.model_dump_json(), self.clock())
 
     async def ops_after(
-        self, lsn: int, task_id: str | None = None, *, last: int | None = None
+        self,
+        lsn: int,
+        task_id: str | None = None,
+        *,
+        last: int | None = None,
+        first: int | None = None,
     ) -> list[Op]:
         where, args = (
             ("lsn > ?", [lsn]) if task_id is None else ("task_id = ? AND lsn > ?", [task_id, lsn])
         )
         if last is None:
-            sql, limit = f"SELECT {_OP_COLUMNS} FROM ops WHERE {where} ORDER BY lsn", []
+            sql = f"SELECT {_OP_COLUMNS} FROM ops WHERE {where} ORDER BY lsn LIMIT ?"
+            limit = [-1 if first is None else max(0, first)]
         else:  # the newest `last`, found from the end by the primary key, not by reading all
             sql = f"SELECT {_OP_COLUMNS} FROM ops WHERE {where} ORDER BY lsn DESC LIMIT ?"
             limit = [max(0, last)]
