@@ -14,8 +14,9 @@ default): an agent reading one more file, or one more message, each step.
 * Baton appends one `ContextRead` op per step with the item in `NewOp.blobs`: the blob
   goes to the content-addressed blob table, the op and the folded state carry only the
   hash and size. That is how the agent API records a file read, so it is representative.
-  A second Baton line puts the same 1 KB inline in a `ContextText` note, so the state
-  itself (and every checkpoint) grows 1 KB a step: the worst case for Baton's design.
+  A second Baton line puts the same 1 KB inline in a `ContextText` decision remark, so
+  the state itself (and every whole checkpoint) grows 1 KB a step: the worst case for
+  Baton's design.
 
 The writers are interleaved in blocks of steps so that disk noise hits them alike.
 """

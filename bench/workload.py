@@ -88,13 +88,14 @@ def read_op(i: int, epoch: int, data: bytes) -> NewOp:
 
 
 def inline_op(i: int, epoch: int, data: bytes) -> NewOp:
-    """The same step with the 1 KB inline in a note: the state itself grows 1 KB a step."""
+    """The same step with the 1 KB inline in a decision remark: the state itself grows
+    1 KB a step (decisions are never dropped from it; notes past the newest 200 are)."""
     payload = ContextText(text=data.decode())
     return NewOp(
-        keys.recorded(TASK_ID, OpKind.CONTEXT_NOTE, ("inline", i)),
+        keys.recorded(TASK_ID, OpKind.CONTEXT_DECISION, ("inline", i)),
         TASK_ID,
         epoch,
-        OpKind.CONTEXT_NOTE,
+        OpKind.CONTEXT_DECISION,
         payload,
     )
 

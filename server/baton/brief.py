@@ -131,7 +131,8 @@ class HandoffBrief(Model):
     omitted: dict[str, int] = Field(default_factory=dict)
     """What `bound` left out, per list: pending (hunks), pending_files (files whose
     unlisted pending hunks are only in the total), files_changed, files_read (unchanged
-    files), notes, steps_open, steps_done. Empty when nothing was cut."""
+    files), notes (with those the task's state no longer holds), steps_open, steps_done.
+    Empty when nothing was cut."""
 
 
 def hunk_brief(h: HunkState) -> HunkBrief:
@@ -192,6 +193,7 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
         effects=effects,
         next_actions=[],
         unreadable=list(state.unreadable),
+        omitted={"notes": state.notes_dropped} if state.notes_dropped else {},
     )
     brief.next_actions = _next_actions(brief)
     return brief

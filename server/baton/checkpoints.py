@@ -53,8 +53,11 @@ class StateDelta(Model):
 
     head: TaskState
     """The scalar fields (its dicts and lists are left empty)."""
-    remarks_from: int = Field(ge=0)
+    remarks_after: int = Field(ge=0)
     remarks: list[Remark]
+    """The remarks above `remarks_after`, which replace those a load holds there."""
+    remarks_dropped: list[int] = Field(default_factory=list)
+    """LSNs of notes that left the state (TaskState.notes_dropped)."""
     steps: dict[str, Step | None] = Field(default_factory=dict)
     files_read: dict[str, FileRead | None] = Field(default_factory=dict)
     listings: dict[str, Listing | None] = Field(default_factory=dict)
@@ -113,11 +116,16 @@ def encode_delta(state: TaskState, prev: Chain) -> bytes:
     """The delta from the checkpoint `prev` to `state`: the entries the fold touched since
     the state was last saved or loaded, which must be at or before `prev` (touching more
     than changed is harmless; less would lose a change)."""
-    touched, remarks_from = state.dirty()
+    touched, dropped = state.dirty()
+    after = state.saved_lsn
+    new = len(state.remarks)
+    while new > 0 and state.remarks[new - 1].lsn > after:
+        new -= 1
     delta = StateDelta(
         head=TaskState.model_validate({name: getattr(state, name) for name in SCALAR_FIELDS}),
-        remarks_from=remarks_from,
-        remarks=state.remarks[remarks_from:],
+        remarks_after=after,
+        remarks=state.remarks[new:],
+        remarks_dropped=dropped,
         moved={
             name: [key for key, moved in keys.items() if moved]
             for name, keys in touched.items()
@@ -215,12 +223,14 @@ def _delta(cp: Stored) -> StateDelta:
 def _apply(state: TaskState, delta: StateDelta, lsn: int, task_id: str) -> bool:
     if delta.head.lsn != lsn or delta.head.task_id != task_id:
         return False
-    if delta.remarks_from > len(state.remarks):
-        return False
+    if delta.remarks_after > state.lsn:
+        return False  # it continues a later state than this one
     for name in SCALAR_FIELDS:
         setattr(state, name, getattr(delta.head, name))
-    del state.remarks[delta.remarks_from :]
-    state.remarks.extend(delta.remarks)
+    dropped = set(delta.remarks_dropped)
+    state.remarks = [
+        r for r in state.remarks if r.lsn <= delta.remarks_after and r.lsn not in dropped
+    ] + delta.remarks
     for name in DICT_FIELDS:
         target = getattr(state, name)
         moved = set(delta.moved.get(name, ()))

@@ -104,7 +104,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             state.put("listings", p.path, Listing(hash=p.hash, count=p.count))
         case ContextText():
             kind = _REMARK_KIND[op.kind]
-            state.remarks.append(
+            state.add_remark(
                 Remark(kind=kind, text=p.text, hunk_id=p.hunk_id, author=p.author, lsn=op.lsn)
             )
         case Delivered():
@@ -246,7 +246,7 @@ def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
     hunk.decisions += 1
     hunk.effect_id = None  # a new decision's write is a new effect
     if p.comment:
-        state.remarks.append(
+        state.add_remark(
             Remark(
                 kind="feedback", text=p.comment, hunk_id=p.hunk_id, author=p.reviewer, lsn=op.lsn
             )

@@ -454,6 +454,10 @@ class UnreadableOp(Model):
         )
 
 
+NOTES_KEPT = 200
+"""Notes a task's state keeps (see TaskState.notes_dropped)."""
+
+
 class TaskState(Model):
     """A task as the fold leaves it: everything a new worker needs, small by design."""
 
@@ -471,6 +475,11 @@ class TaskState(Model):
     files_read: dict[str, FileRead] = Field(default_factory=dict)
     listings: dict[str, Listing] = Field(default_factory=dict)
     remarks: list[Remark] = Field(default_factory=list)
+    """In log order: every feedback and decision, and the newest NOTES_KEPT notes."""
+    notes_dropped: int = 0
+    """Older notes that left `remarks`: the agent's running commentary grows with the
+    task, and a brief shows only the newest that fit its budget (far fewer than
+    NOTES_KEPT). The log keeps them all (`baton log`)."""
     delivered: int = 0
     """The LSN up to which the developer's feedback reached the agent (`Delivered`)."""
     changes: dict[str, Change] = Field(default_factory=dict)
@@ -500,9 +509,11 @@ class TaskState(Model):
     read, by field name, in the order of their last move: what an incremental checkpoint
     holds (checkpoints.py). True: the key was (re)inserted at the dict's end or removed,
     so that a load puts it where the fold did — order is part of the state."""
-    _saved_remarks: int = PrivateAttr(default=0)
-    """How many remarks that checkpoint had: remarks are only ever appended."""
     _saved_lsn: int = PrivateAttr(default=0)
+    _dropped_notes: list[int] = PrivateAttr(default_factory=list)
+    """LSNs of the notes dropped from `remarks` since the last checkpoint."""
+    _notes: int = PrivateAttr(default=0)
+    """How many notes `remarks` holds."""
 
     def model_post_init(self, context: object) -> None:
         self.reindex()
@@ -512,6 +523,19 @@ class TaskState(Model):
         self._by_path, self._pending = {}, {}
         for hunk in self.hunks.values():
             self._index(hunk)
+        self._notes = sum(1 for r in self.remarks if r.kind == "note")
+
+    def add_remark(self, remark: Remark) -> None:
+        """Append a remark; past NOTES_KEPT notes, the oldest note leaves (`notes_dropped`)."""
+        self.remarks.append(remark)
+        if remark.kind != "note":
+            return
+        self._notes += 1
+        if self._notes > NOTES_KEPT:
+            oldest = next(i for i, r in enumerate(self.remarks) if r.kind == "note")
+            self._dropped_notes.append(self.remarks.pop(oldest).lsn)
+            self._notes -= 1
+            self.notes_dropped += 1
 
     def __eq__(self, other: object) -> bool:
         """Fields and indexes; not what was saved when (the same state is the same
@@ -548,15 +572,15 @@ class TaskState(Model):
         dirty.pop(key, None)
         dirty[key] = True
 
-    def dirty(self) -> tuple[dict[str, dict[str, bool]], int]:
-        """What changed since the last checkpoint: keys by field, and where new remarks
-        start."""
-        return self._dirty, self._saved_remarks
+    def dirty(self) -> tuple[dict[str, dict[str, bool]], list[int]]:
+        """What changed since the last checkpoint (at `saved_lsn`): keys by field, and the
+        notes dropped (remarks above `saved_lsn` are the new ones)."""
+        return self._dirty, self._dropped_notes
 
     def mark_saved(self) -> None:
         """A checkpoint of exactly this state was written or read."""
         self._dirty = {}
-        self._saved_remarks = len(self.remarks)
+        self._dropped_notes = []
         self._saved_lsn = self.lsn
 
     @property

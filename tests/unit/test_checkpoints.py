@@ -9,10 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baton import checkpoints
+from baton.brief import build_brief
 from baton.checkpoints import DICT_FIELDS, Chain, Stored
 from baton.fold import apply_in_place, rebuild
 from baton.hashing import digest
-from baton.models import ChangeKind, ChangeProposed, HunkRef, OpKind, TaskState
+from baton.models import (
+    NOTES_KEPT,
+    ChangeKind,
+    ChangeProposed,
+    ContextText,
+    HunkRef,
+    OpKind,
+    TaskState,
+)
 
 from .test_fold import H, make_log, payloads
 
@@ -96,3 +105,28 @@ def test_a_hunk_replaced_and_proposed_again_between_two_saves_keeps_the_folds_or
     save(state, rows, first, whole=False)
     loaded = checkpoints.load("t", rows[state.lsn], rows)
     assert loaded is not None and list(loaded[0].hunks) == list(state.hunks) == ["h2", "h1"]
+
+
+def test_only_the_newest_notes_stay_and_a_chain_drops_the_same_ones() -> None:
+    """An agent's notes grow with its task; the state keeps the newest NOTES_KEPT (a brief
+    shows fewer) and counts the rest, which the brief says were left out. Feedback is
+    never dropped."""
+    items: list = [(OpKind.CONTEXT_FEEDBACK, ContextText(text="keep it small", author="dev"))]
+    items += [(OpKind.CONTEXT_NOTE, ContextText(text=f"n{i}")) for i in range(NOTES_KEPT + 150)]
+    ops = make_log(items)
+    rows: dict[int, Stored] = {}
+    newest: Chain | None = None
+    state = TaskState(task_id="t")
+    for n, op in enumerate(ops):
+        apply_in_place(state, op)
+        if n % 37 == 0:
+            newest = save(state, rows, newest, whole=newest is None)
+    assert newest is not None
+    loaded = checkpoints.load("t", rows[newest.lsn], rows)
+    at = rebuild("t", [op for op in ops if op.lsn <= newest.lsn])
+    assert loaded is not None and loaded[0] == at and loaded[0].remarks == at.remarks
+    full = rebuild("t", ops)
+    notes = [r.text for r in full.remarks if r.kind == "note"]
+    assert notes == [f"n{i}" for i in range(150, NOTES_KEPT + 150)]
+    assert full.notes_dropped == 150 and full.remarks[0].text == "keep it small"
+    assert build_brief(full, {}).omitted == {"notes": 150}
