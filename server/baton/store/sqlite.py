@@ -10,8 +10,9 @@ Design choices, each measured in bench/ or forced by a crash test:
   process that is the only user of its loop while it writes (a one-shot CLI, an agent):
   the thread hop costs ~85 µs around an fsync here, half of what the commit itself costs.
 * The hot path, appending an op, is one statement: `INSERT … SELECT … WHERE <epoch is
-  current> ON CONFLICT(op_id) DO NOTHING RETURNING lsn`. The epoch check (fencing) and the
-  idempotency check are part of the write itself, so without blobs it runs in autocommit:
+  current> ON CONFLICT(op_id) DO NOTHING`; one row written, its rowid is the lsn. The epoch
+  check (fencing) and the idempotency check are part of the write itself, so without
+  blobs it runs in autocommit:
   one statement, one commit. With blobs it shares a `BEGIN IMMEDIATE` transaction with
   them. Only when the insert is refused do we read, under the write lock, to explain why
   (the op_id exists, or the epoch is stale).
@@ -120,13 +121,15 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
+# Positional (?NNN: the task and epoch serve the fence too) and without RETURNING: the
+# lsn is the connection's last rowid once one row went in. Measured on tmpfs (no fsync),
+# against a plain INSERT: +7 µs, where named parameters and RETURNING made it +25 µs.
 _APPEND = """
 INSERT INTO ops(op_id, task_id, epoch, kind, payload, at)
-SELECT :op_id, :task_id, :epoch, :kind, :payload, :at
-WHERE :unfenced OR EXISTS(
-    SELECT 1 FROM tasks WHERE task_id = :task_id AND epoch = :epoch AND status = 'open')
+SELECT ?1, ?2, ?3, ?4, ?5, ?6
+WHERE ?7 OR EXISTS(
+    SELECT 1 FROM tasks WHERE task_id = ?2 AND epoch = ?3 AND status = 'open')
 ON CONFLICT(op_id) DO NOTHING
-RETURNING lsn
 """
 
 _OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
@@ -467,20 +470,13 @@ def _op(lsn: int, op: NewOp, at: float) -> Op:
 def _append(db: Db, op: NewOp, payload: str, at: float) -> Op:
     """The fenced, idempotent insert. Without blobs it is one autocommit statement: one
     commit, and nothing around it (BEGIN and COMMIT cost ~40 µs of a ~200 µs append).
-    `fetchall` runs it to its end, so the commit — and any error of it — happens here."""
-    params = {
-        "op_id": op.op_id,
-        "task_id": op.task_id,
-        "epoch": op.epoch,
-        "kind": op.kind.value,
-        "payload": payload,
-        "at": at,
-        "unfenced": not op.is_fenced,
-    }
+    The statement returns no rows, so it runs to its end — the commit, and any error of
+    it, included — inside `execute`."""
+    params = (op.op_id, op.task_id, op.epoch, op.kind.value, payload, at, not op.is_fenced)
     if not op.blobs:
-        rows = db.execute(_APPEND, params).fetchall()
-        if rows:
-            return _op(rows[0][0], op, at)
+        inserted = db.execute(_APPEND, params)
+        if inserted.rowcount == 1:
+            return _op(_rowid(inserted), op, at)
 
     def body(db: Db) -> Op:
         """With its blobs, or to explain a refusal: under the write lock, the reason read
@@ -491,12 +487,19 @@ def _append(db: Db, op: NewOp, payload: str, at: float) -> Op:
                 "INSERT OR IGNORE INTO blobs(hash, size, data) VALUES (?, ?, ?)",
                 [(h, len(data), data) for h, data in op.blobs.items()],
             )
-        rows = db.execute(_APPEND, params).fetchall()
-        if rows:
-            return _op(rows[0][0], op, at)
+        inserted = db.execute(_APPEND, params)
+        if inserted.rowcount == 1:
+            return _op(_rowid(inserted), op, at)
         return _explain_refusal(db, op, payload)
 
     return _transaction(db, body)
+
+
+def _rowid(cursor: sqlite3.Cursor) -> int:
+    """The lsn of the row the cursor's INSERT just wrote (read only when it wrote one:
+    after an insert that wrote nothing it would be an older row's)."""
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
 
 
 def _explain_refusal(db: Db, op: NewOp, payload: str) -> Op:
