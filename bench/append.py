@@ -3,11 +3,16 @@
 Why this comparison: every op Baton records is one durable transaction, so the floor is
 what SQLite itself needs to commit one row with `synchronous=FULL` (one WAL fsync). Raw
 sqlite3 writes an identical row (same table, same indexes, same payload JSON) per
-transaction; the ratio Baton/raw is Baton's own overhead: the aiosqlite thread hop, the
-pydantic dump, the fencing check inside the INSERT and the periodic checkpoint. A raw
-`synchronous=NORMAL` line is printed as a reference for what FULL costs.
+transaction; the ratio Baton/raw is Baton's own overhead: the pydantic dump, the fencing
+check inside the INSERT, the periodic checkpoint and, on the store's own thread, the hop.
+A raw `synchronous=NORMAL` line is printed as a reference for what FULL costs.
 
-The three writers are interleaved in blocks (rotating which goes first), so a noisy
+Two Baton writers, one per store transport: "baton FULL" runs the store inline, as a
+single-writer process does (an agent, a one-shot CLI command) — the line the targets
+judge; "baton thread" runs it on the store's own thread, as the language server and the
+MCP server do (their loop must not wait on an fsync), for what that hop costs.
+
+The writers are interleaved in blocks (rotating which goes first), so a noisy
 neighbour or a slow patch of disk hits all of them alike. One growing run per writer:
 the "1k" and "10k" windows are its first 1,000 and 10,000 ops, the last window the
 whole run (100k by default), so the p99 at 100k ops includes checkpoints of a large state.
@@ -28,8 +33,14 @@ from . import workload
 from .report import Cell, emit, ratio, rx, verdict
 from .stats import Summary, percentile, settle, summarize
 
-P99_TARGET_US = 1_000.0
-RATIO_TARGET = 0.5
+RATIO_TARGET = 0.75
+"""Baton's throughput at least this share of raw sqlite3's at the same durability."""
+P99_RATIO_TARGET = 2.0
+"""Baton's p99 at most this multiple of raw sqlite3's p99 in the same run."""
+CHECKPOINT_SHARE_TARGET = 0.05
+"""Checkpoints at most this share of the database at the end of the run."""
+BATON = "baton FULL"
+THREAD = "baton thread"
 
 _RAW_SCHEMA = """
 CREATE TABLE ops(
@@ -84,6 +95,41 @@ class RawWriter:
         self.conn.close()
 
 
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """How much of a database its checkpoints take (pages, as SQLite keeps them)."""
+
+    database_bytes: int
+    checkpoint_bytes: int
+    checkpoints: int
+
+    @property
+    def share(self) -> float:
+        return self.checkpoint_bytes / self.database_bytes if self.database_bytes else 0.0
+
+
+def footprint(db: Path) -> Footprint:
+    """The checkpoints table's and its index's pages against the whole file (WAL
+    included: a read connection sees the last commit), by SQLite's `dbstat` when the
+    build has it, else by the bytes of checkpoint data."""
+    conn = sqlite3.connect(db)
+    try:
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+        (count,) = conn.execute("SELECT count(*) FROM checkpoints").fetchone()
+        try:
+            (used,) = conn.execute(
+                "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE '%checkpoints%'"
+            ).fetchone()
+        except sqlite3.OperationalError:  # no dbstat in this build
+            (used,) = conn.execute(
+                "SELECT coalesce(sum(length(data)), 0) FROM checkpoints"
+            ).fetchone()
+    finally:
+        conn.close()
+    return Footprint(pages * page_size, int(used), int(count))
+
+
 @dataclass
 class AppendResult:
     sizes: list[int]
@@ -91,24 +137,35 @@ class AppendResult:
     series: dict[str, Series]
     checkpoint_ops: list[int]
     tables: list[str]
+    footprint: Footprint | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "checkpoint_every": self.checkpoint_every,
+            "checkpoint_ops": len(self.checkpoint_ops),
             "windows": {
                 str(n): {name: s.window(n).as_dict() for name, s in self.series.items()}
                 for n in self.sizes
             },
         }
+        if self.footprint is not None:
+            out["footprint"] = {
+                "database_bytes": self.footprint.database_bytes,
+                "checkpoint_bytes": self.footprint.checkpoint_bytes,
+                "checkpoints": self.footprint.checkpoints,
+                "share": self.footprint.share,
+            }
+        return out
 
 
 async def _warm_up(base: Path, ops: int) -> None:
-    """Fill the page cache, import paths and the aiosqlite thread before timing anything."""
-    root = workload.workspace_root(base, "warmup")
-    async with await Workspace.open(root) as ws:
-        epoch = await workload.start_task(ws)
-        for i in range(ops):
-            await ws.record(workload.new_op(i, epoch))
+    """Fill the page cache, import paths and the store's thread before timing anything."""
+    for inline in (True, False):
+        root = workload.workspace_root(base, f"warmup-{'inline' if inline else 'thread'}")
+        async with await Workspace.open(root, inline=inline) as ws:
+            epoch = await workload.start_task(ws)
+            for i in range(ops):
+                await ws.record(workload.new_op(i, epoch))
     for sync in ("FULL", "NORMAL"):
         raw = RawWriter(base / f"warmup-{sync}.db", sync)
         raw.write_block([workload.raw_row(i, 1) for i in range(ops)], Series("warmup"))
@@ -134,25 +191,39 @@ async def run(
     snapshot_at: Sequence[int] = (),
     snapshot_dir: Path | None = None,
 ) -> AppendResult:
-    """Run the three writers to max(sizes) ops; copy Baton's database at `snapshot_at`
-    op counts (untimed) so the recovery bench can start from exactly those logs."""
+    """Run the writers to max(sizes) ops; copy the inline Baton's database at
+    `snapshot_at` op counts (untimed) so the recovery bench can start from exactly those
+    logs."""
     total = max(sizes)
     await _warm_up(base, warmup)
     settle()
 
     root = workload.workspace_root(base, "append")
-    ws = await Workspace.open(root)
+    ws = await Workspace.open(root, inline=True)
     epoch = await workload.start_task(ws)
+    thread_root = workload.workspace_root(base, "append-thread")
+    thread_ws = await Workspace.open(thread_root, inline=False)
+    thread_epoch = await workload.start_task(thread_ws)
     raws = {
         "sqlite3 FULL": RawWriter(base / "raw-full.db", "FULL"),
         "sqlite3 NORMAL": RawWriter(base / "raw-normal.db", "NORMAL"),
     }
-    series = {name: Series(name) for name in ("baton FULL", *raws)}
+    series = {name: Series(name) for name in (BATON, THREAD, *raws)}
     snapshots = set(snapshot_at) if snapshot_dir is not None else set()
     checkpoint_ops: list[int] = []
+    """Indexes of the inline writer's ops that also wrote a checkpoint."""
+    checkpointing = ws.checkpoint
+
+    async def checkpoint(task_id: str) -> Any:
+        """The workspace's own, noted: which ops pay for a checkpoint is its choice
+        (intervals scale with the state), so the bench watches instead of guessing."""
+        checkpoint_ops.append(len(series[BATON].samples))
+        return await checkpointing(task_id)
+
+    ws.checkpoint = checkpoint  # type: ignore[method-assign]
 
     async def baton_block(first: int, count: int) -> int:
-        samples, clock = series["baton FULL"].samples, time.perf_counter_ns
+        samples, clock = series[BATON].samples, time.perf_counter_ns
         ops = [workload.new_op(i, epoch) for i in range(first, first + count)]
         start = clock()
         for offset, op in enumerate(ops):
@@ -160,12 +231,20 @@ async def run(
             await ws.record(op)
             samples.append(clock() - t0)
             done = first + offset + 1
-            if done % ws.checkpoint_every == 0:
-                checkpoint_ops.append(done - 1)
             if done in snapshots and snapshot_dir is not None:
                 paused = clock()
                 backup(database_path(root), snapshot_dir / f"{done}.db")
                 start += clock() - paused
+        return clock() - start
+
+    async def thread_block(first: int, count: int) -> int:
+        samples, clock = series[THREAD].samples, time.perf_counter_ns
+        ops = [workload.new_op(i, thread_epoch) for i in range(first, first + count)]
+        start = clock()
+        for op in ops:
+            t0 = clock()
+            await thread_ws.record(op)
+            samples.append(clock() - t0)
         return clock() - start
 
     def raw_block(name: str) -> Callable[[int, int], Awaitable[int]]:
@@ -176,7 +255,8 @@ async def run(
         return write
 
     writers: list[tuple[str, Callable[[int, int], Awaitable[int]]]] = [
-        ("baton FULL", baton_block),
+        (BATON, baton_block),
+        (THREAD, thread_block),
         *((name, raw_block(name)) for name in raws),
     ]
     # Blocks end at every window size, so a window's wall time is a sum of whole blocks.
@@ -194,9 +274,17 @@ async def run(
         blocks += 1
 
     await ws.close()
+    await thread_ws.close()
     for raw in raws.values():
         raw.close()
-    result = AppendResult(sorted(sizes), ws.checkpoint_every, series, checkpoint_ops, [])
+    result = AppendResult(
+        sorted(sizes),
+        ws.checkpoint_every,
+        series,
+        checkpoint_ops,
+        [],
+        footprint(database_path(root)),
+    )
     result.tables = _tables(result)
     return result
 
@@ -221,41 +309,47 @@ def _tables(r: AppendResult) -> list[str]:
 
     rows = []
     for n in r.sizes:
-        b = r.series["baton FULL"].window(n)
+        b = r.series[BATON].window(n)
+        t = r.series[THREAD].window(n)
         full = r.series["sqlite3 FULL"].window(n)
         normal = r.series["sqlite3 NORMAL"].window(n)
         thr = ratio(b.ops_per_s, full.ops_per_s)
+        p99 = ratio(b.p99_us, full.p99_us)
         rows.append(
             [
                 _label(n),
                 rx(thr),
                 verdict(thr >= RATIO_TARGET),
                 rx(ratio(b.p50_us, full.p50_us)),
-                rx(ratio(b.p99_us, full.p99_us)),
-                b.p99_us,
-                verdict(b.p99_us <= P99_TARGET_US),
+                rx(p99),
+                verdict(p99 <= P99_RATIO_TARGET),
+                rx(ratio(t.ops_per_s, full.ops_per_s)),
+                rx(ratio(t.p50_us, full.p50_us)),
+                rx(ratio(t.p99_us, full.p99_us)),
                 rx(ratio(normal.ops_per_s, full.ops_per_s)),
             ]
         )
     out.append(
         emit(
-            "1b. Ratios: Baton vs raw sqlite3 at the same durability (targets: throughput "
-            f">= {RATIO_TARGET}x raw, p99 <= {P99_TARGET_US:.0f} µs)",
+            "1b. Ratios: Baton vs raw sqlite3 at the same durability (targets, inline store: "
+            f"throughput >= {RATIO_TARGET}x raw, p99 <= {P99_RATIO_TARGET:g}x raw's p99)",
             [
                 "ops",
                 "thr baton/raw",
-                "≥0.5x",
+                f"≥{RATIO_TARGET:g}x",
                 "p50 baton/raw",
                 "p99 baton/raw",
-                "baton p99 µs",
-                "≤1 ms",
+                f"≤{P99_RATIO_TARGET:g}x",
+                "thr thread/raw",
+                "p50 thread/raw",
+                "p99 thread/raw",
                 "raw NORMAL/FULL thr",
             ],
             rows,
         )
     )
 
-    baton = r.series["baton FULL"]
+    baton = r.series[BATON]
     n = len(baton.samples)
     marked = set(r.checkpoint_ops)
     cp = sorted(baton.samples[i] for i in marked)
@@ -281,7 +375,8 @@ def _tables(r: AppendResult) -> list[str]:
     ]
     out.append(
         emit(
-            "1c. Do checkpoints show in Baton's p99? (ops that also wrote a checkpoint)",
+            "1c. Do checkpoints show in Baton's p99? (the inline writer's ops that also wrote "
+            "a checkpoint; `every` is the base interval, which grows with the state)",
             [
                 "run",
                 "every",
@@ -297,6 +392,25 @@ def _tables(r: AppendResult) -> list[str]:
             rows,
         )
     )
+    if r.footprint is not None:
+        f = r.footprint
+        out.append(
+            emit(
+                f"1d. Checkpoints' share of the database after {_label(n)} ops "
+                f"(target <= {CHECKPOINT_SHARE_TARGET:.0%})",
+                ["ops", "checkpoints kept", "their KB", "database KB", "share", "verdict"],
+                [
+                    [
+                        _label(n),
+                        f.checkpoints,
+                        f.checkpoint_bytes / 1024,
+                        f.database_bytes / 1024,
+                        f"{f.share:.1%}",
+                        verdict(f.share <= CHECKPOINT_SHARE_TARGET),
+                    ]
+                ],
+            )
+        )
     return out
 
 

@@ -223,11 +223,15 @@ class Worker:
         worker_id: str | None = None,
         ttl: float = DEFAULT_TTL,
         clock: Clock = time.time,
+        inline: bool = True,
     ) -> Worker:
         """`ttl` is checked before the database is even opened: a refused lease length
-        records nothing. `clock` is the store's (tests pass a fake one)."""
+        records nothing. `clock` is the store's (tests pass a fake one). `inline`: the
+        store writes in this thread, without a hop to its own (~85 µs a write): an agent
+        waits for each write anyway. Pass False when this event loop serves others while
+        the agent writes (the MCP server does), so that it never waits on an fsync."""
         ttl = lease_seconds(ttl)
-        ws = await Workspace.open(root, clock=clock)
+        ws = await Workspace.open(root, clock=clock, inline=inline)
         return cls(ws, worker_id or default_worker_id(), ttl)
 
     async def __aenter__(self) -> Worker:

@@ -95,7 +95,7 @@ async def open_workspace(args: argparse.Namespace, create: bool = False) -> Work
     db = database_path(root)
     if not create and not db.exists():
         raise StoreUnavailable(f"no Baton database for {root} (looked for {db})")
-    return await Workspace.open(root, create=create)
+    return await Workspace.open(root, create=create, inline=True)  # one-shot: no thread hop
 
 
 def read_input(source: str, option: str) -> bytes:

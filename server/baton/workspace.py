@@ -88,12 +88,16 @@ class Workspace:
         create: bool = True,
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
         clock: Clock = time.time,
+        inline: bool = False,
     ) -> Workspace:
-        """`clock` is the store's, for leases and timestamps: tests pass a fake one."""
+        """`clock` is the store's, for leases and timestamps: tests pass a fake one.
+        `inline`: the store works in the caller's thread (`SqliteStore.open`)."""
         root = root.resolve()
         if not root.is_dir():
             raise StoreUnavailable(f"workspace folder {root} does not exist")
-        store = await SqliteStore.open(database_path(root), create=create, clock=clock)
+        store = await SqliteStore.open(
+            database_path(root), create=create, clock=clock, inline=inline
+        )
         return cls(root, store, checkpoint_every)
 
     async def close(self) -> None:

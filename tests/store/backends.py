@@ -70,4 +70,14 @@ class Sqlite:
         self._sql("UPDATE ops SET kind = ?, payload = ? WHERE op_id = ?", kind, payload, op_id)
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": Sqlite}
+class SqliteInline(Sqlite):
+    """The same SQLite store working in the caller's thread, as single-writer processes
+    (the CLI, an agent) open it: the contract must not depend on where the work runs."""
+
+    name = "sqlite-inline"
+
+    async def open(self, clock: Callable[[], float] = time.time) -> Store:
+        return await SqliteStore.open(self.path, clock=clock, inline=True)
+
+
+BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": Sqlite, "sqlite-inline": SqliteInline}

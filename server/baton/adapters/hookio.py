@@ -66,7 +66,7 @@ def run(raw: bytes, handler: Handler) -> str:
 
 async def _answer_in(root: Path, raw: bytes, handler: Handler) -> str:
     try:
-        ws = await Workspace.open(root)
+        ws = await Workspace.open(root, inline=True)  # a hook's own process: no thread hop
     except Exception as e:
         return _failed(root, _peek(raw), e)
     async with ws:

@@ -45,7 +45,7 @@ class AgentSession:
         MCP message, so a database that cannot be opened is one line at start, not an
         error inside the session."""
         self.opened = await Worker.open(
-            self.root, worker_id=self.worker_id, ttl=self.ttl, clock=self.clock
+            self.root, worker_id=self.worker_id, ttl=self.ttl, clock=self.clock, inline=False
         )
 
     async def close(self) -> None:
