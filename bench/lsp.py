@@ -18,7 +18,10 @@ Measured, all from the client side (times include the client's JSON parsing):
 1. cold start: spawn `python -m baton serve`, `initialize`, `initialized`, until
    publishDiagnostics has arrived, non-empty, for every one of the files; median of runs;
    split at the `initialize` response (Python and import start-up before, the server's
-   restore after).
+   restore after). Beside each run, in the same loop (alternating which goes first), the
+   floor of the stack: `FLOOR_SERVER`, a pygls `LanguageServer` that imports pygls and
+   lsprotocol and answers `initialize`, timed spawn → `initialize` response. Baton's own
+   share is its spawn → all published minus that floor; the target is own / floor ≤ 0.5.
 2. agent commit → publishDiagnostics: with an editor connected to the wide workspace, the
    bench's own worker (another connection) proposes one more hunk on a file; timed from
    the moment `SqliteStore.append` of that proposal returns (the commit is durable) to the
@@ -39,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -65,6 +69,9 @@ from .report import Cell, emit, verdict
 from .stats import median, percentile, settle
 
 COLD_TARGET_MS = 300.0
+OWN_OVER_FLOOR_TARGET = 0.5
+"""Baton's own share of the cold start (to all diagnostics, minus the floor server's
+spawn → `initialize`), over that floor (issue 13, target 3)."""
 COMMIT_P95_TARGET_MS = 150.0
 ACTION_P99_TARGET_MS = 10.0
 POLL_MS = 50.0
@@ -315,6 +322,40 @@ async def connect(root: Path, *, all_of: set[str]) -> tuple[Session, int]:
 # --- the measurements ---------------------------------------------------------------
 
 
+FLOOR_SERVER = """
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("floor", "1")
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls, params):
+    pass
+
+
+server.start_io()
+"""
+"""The stack Baton's server stands on and nothing else: Python, pygls and lsprotocol
+imported, a `LanguageServer` that answers `initialize` (with pygls' own capabilities)."""
+
+
+async def floor_start() -> float:
+    """Spawn the floor server, `initialize`: ms until its response arrives."""
+    client = LanguageClient("bench", "1")
+    t0 = CLOCK()
+    await client.start_io(sys.executable, "-c", FLOOR_SERVER)
+    await client.initialize_async(
+        types.InitializeParams(capabilities=capabilities(), process_id=None)
+    )
+    t1 = CLOCK()
+    client.initialized(types.InitializedParams())
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return (t1 - t0) / 1e6
+
+
 @dataclass
 class ColdRun:
     spawn_to_init_ms: float
@@ -322,18 +363,34 @@ class ColdRun:
     total_ms: float
     hwm_mb: float
     rss_mb: float
+    floor_ms: float
+    """The floor server's spawn → `initialize` response, measured right before this run."""
+
+    @property
+    def own_ms(self) -> float:
+        """Baton's own share: what it adds on top of the floor, to all diagnostics."""
+        return self.total_ms - self.floor_ms
 
 
 async def cold_starts(wide: Wide, runs: int) -> list[ColdRun]:
+    """Each run is a floor start and a Baton start back to back (alternating which goes
+    first), so each Baton start has a floor taken on the same machine state beside it."""
     uris = {(wide.root / n).as_uri() for n in wide.names}
     out = []
-    for _ in range(runs):
+    for k in range(runs):
         settle()
+        floor_first = k % 2 == 0
+        if floor_first:
+            floor = await floor_start()
+            settle()
         session, last = await connect(wide.root, all_of=uris)
         hwm, rss = session.memory_mb()
         await session.stop()
+        if not floor_first:
+            settle()
+            floor = await floor_start()
         s, i = session.spawned_ns, session.initialized_ns
-        out.append(ColdRun((i - s) / 1e6, (last - i) / 1e6, (last - s) / 1e6, hwm, rss))
+        out.append(ColdRun((i - s) / 1e6, (last - i) / 1e6, (last - s) / 1e6, hwm, rss, floor))
     return out
 
 
@@ -523,6 +580,10 @@ class LspResult:
                 ),
                 "spawn_to_all_published_ms_median": median([r.total_ms for r in self.cold]),
                 "target_ms": COLD_TARGET_MS,
+                "floor_spawn_to_initialize_ms_median": median([r.floor_ms for r in self.cold]),
+                "own_ms_median": median([r.own_ms for r in self.cold]),
+                "own_over_floor_median": median([r.own_ms / r.floor_ms for r in self.cold]),
+                "target_own_over_floor": OWN_OVER_FLOOR_TARGET,
             },
             "commit_to_publish": {
                 **dist(c),
@@ -613,7 +674,21 @@ def _tables(r: LspResult) -> list[str]:
             f"< {COLD_TARGET_MS:.0f}",
             verdict(median([c.total_ms for c in r.cold]) < COLD_TARGET_MS),
         ],
+        ["floor: spawn → initialize response", *spread([c.floor_ms for c in r.cold]), "-", "-"],
+        ["Baton's own (all published − floor)", *spread([c.own_ms for c in r.cold]), "-", "-"],
     ]
+    ratios = [c.own_ms / c.floor_ms for c in r.cold]
+    own = median(ratios)
+    cold.append(
+        [
+            "own / floor (ratio, per run)",
+            f"{own:.2f}x",
+            f"{min(ratios):.2f}x",
+            f"{max(ratios):.2f}x",
+            f"≤ {OWN_OVER_FLOOR_TARGET:.1f}x",
+            verdict(own <= OWN_OVER_FLOOR_TARGET),
+        ]
+    )
     out = [
         emit(
             f"4a. LSP cold start: {r.files} files, {r.hunks:,} pending hunks, {r.ops:,} ops "
