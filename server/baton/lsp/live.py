@@ -18,7 +18,6 @@ import asyncio
 import gc
 import logging
 from pathlib import Path
-from typing import NamedTuple
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -37,56 +36,6 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.05
 DISCOVER_S = 1.0
-
-
-class Shown(NamedTuple):
-    """What the editor shows of one hunk: a change in it means re-publish its file and
-    tell rich clients its task changed."""
-
-    uri: str
-    status: str
-    conflict: str | None
-    edited: str | None
-    task_id: str
-
-
-Snapshot = dict[str, Shown]
-
-
-States = list[tuple[Workspace, TaskState]]
-
-
-def snapshot(ls: BatonServer, states: States) -> Snapshot:
-    return {
-        f"{ws.root}:{h.id}": Shown(
-            ls.uri_for(ws, h.path), h.status.value, h.conflict, h.edited, state.task_id
-        )
-        for ws, state in states
-        for h in state.hunks.values()
-    }
-
-
-TaskMarks = dict[str, tuple[str, object]]
-"""Per task (keyed by folder and id): what the Tasks view shows of it besides its hunks."""
-
-
-def task_marks(states: States) -> TaskMarks:
-    """The task-level part of the picture — status, holder, epoch, steps, remarks — so
-    that a commit that moves no hunk (a step done, a task finished) still names its task
-    in `baton/didChangeState`, and the tree's plan does not go stale."""
-    return {
-        f"{ws.root}:{state.task_id}": (
-            state.task_id,
-            (
-                state.status,
-                state.worker,
-                state.epoch,
-                tuple(state.steps.items()),
-                len(state.remarks),
-            ),
-        )
-        for ws, state in states
-    }
 
 
 async def every_task(ls: BatonServer) -> list[str]:
@@ -203,15 +152,17 @@ def _path(ws: Workspace, uri: str) -> str:
     return uri.removeprefix(ws.root.as_uri() + "/")
 
 
-async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:
+async def baseline(ls: BatonServer) -> dict[Path, int]:
     """Read before publishing anything: a commit landing while we publish then shows up
-    as a change on the next poll instead of slipping between the two."""
+    as a change on the next poll instead of slipping between the two. The index's first
+    look is what later looks are compared with."""
     versions = {root: await ws.store.data_version() for root, ws in ls.workspaces.items()}
-    return versions, snapshot(ls, await ls.states())
+    await ls.states()
+    ls.index.take_changes()
+    return versions
 
 
-async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) -> None:
-    marks = task_marks(await ls.states())
+async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
     since_discovery = 0.0
     failing: dict[Path, str] = {}
     while True:
@@ -224,7 +175,8 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
                 for root in opened:
                     versions[root] = await ls.workspaces[root].store.data_version()
                 await restore(ls, opened)
-                before = snapshot(ls, await ls.states())
+                await ls.states()  # the restore published everything: start from here
+                ls.index.take_changes()
         for root, ws in list(ls.workspaces.items()):
             try:
                 version = await ws.store.data_version()
@@ -241,38 +193,27 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
         if not moved:
             continue
         log.debug("another process committed; looking for changed hunks")
-        states = await ls.states()  # one look at every task serves all that follows
-        after = snapshot(ls, states)
-        moved_hunks = [v for k, v in after.items() if before.get(k) != v]
-        moved_hunks += [v for k, v in before.items() if k not in after]
-        proposed = {
-            k
-            for k, v in after.items()
-            if v.status == "pending" and (k not in before or before[k].status != "pending")
-        }
-        before = after
-        now = task_marks(states)
-        moved_tasks = {tid for key, (tid, mark) in now.items() if marks.get(key) != (tid, mark)}
-        marks = now
-        for ws, state in states:
+        await ls.states()  # folds only the tasks the new ops belong to
+        changes = ls.index.take_changes()  # compares only the files those ops touched
+        for ws, state in changes.looked_at:
             warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
-        if moved_hunks or moved_tasks:
-            uris = {v.uri for v in moved_hunks}
-            tasks = {v.task_id for v in moved_hunks} | moved_tasks
-            await views.changed(ls, uris, "agent", tasks)
-        if proposed:
-            await announce(ls, proposed)
+        if changes.uris or changes.tasks:
+            await views.changed(ls, changes.uris, "agent", changes.tasks)
+        if changes.proposed:
+            await announce(ls, changes.proposed)
 
 
-async def announce(ls: BatonServer, proposed: set[str]) -> None:
+async def announce(ls: BatonServer, proposed: dict[tuple[Path, str], list[str]]) -> None:
     """Tell the developer about new proposals once — not again after a restart, not from
     a second editor window: each proposal's notice is an effect whose intent names this
-    server as its owner, so only the first process to record it tells it."""
+    server as its owner, so only the first process to record it tells it. `proposed`:
+    per (folder, task), the hunks that became pending (looked up, not searched for)."""
     for ws, state in await ls.states():
         won: list[HunkState] = []
         by_change: dict[str, list[HunkState]] = {}
-        for h in state.hunks_with(HunkStatus.PENDING):
-            if f"{ws.root}:{h.id}" in proposed:
+        for hid in proposed.get((ws.root, state.task_id), ()):
+            h = state.hunks.get(hid)
+            if h is not None and h.status == HunkStatus.PENDING:
                 by_change.setdefault(h.change_id, []).append(h)
         for change_id, hunks in sorted(by_change.items()):
             effect_id = keys.notify_effect(change_id)
@@ -324,7 +265,7 @@ async def announce(ls: BatonServer, proposed: set[str]) -> None:
             ls.tell(message)  # for editors that know no baton/didPropose
 
 
-async def start_up(ls: BatonServer) -> tuple[dict[Path, int], Snapshot] | None:
+async def start_up(ls: BatonServer) -> dict[Path, int] | None:
     """Open the stores, settle and publish what they hold, and return what `watch` starts
     from; None if `shutdown` came first."""
     if ls.closing:
@@ -371,7 +312,7 @@ def register(server: BatonServer) -> None:
             # What start-up built lives as long as the server: keep the collector from
             # walking it again and again (measured: 90-135 ms pauses on large workspaces).
             gc.freeze()
-            ls.run_task(watch(ls, *baselines), "watching for agent commits")
+            ls.run_task(watch(ls, baselines), "watching for agent commits")
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: BatonServer, params: None) -> None:
@@ -400,4 +341,5 @@ def register(server: BatonServer) -> None:
         for ws in ls.workspaces.values():
             for task_id in await ws.task_ids():
                 ws.forget(task_id)
+        ls.index.reset()  # the next look loads every task again
         await views.changed(ls, await views.affected_uris(ls), "review", await every_task(ls))

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from .. import __version__, paths
 from ..effects import hunk_body
@@ -32,6 +32,7 @@ from ..review import HunkNotFound, ReviewRefused, find_hunk
 from ..store import StoreError
 from ..workspace import Workspace, database_path
 from .errors import jsonrpc_errors
+from .index import TaskIndex
 from .jsonrpc.server import StdioLanguageServer
 from .settings import Settings
 
@@ -68,6 +69,8 @@ class BatonServer(StdioLanguageServer):
         super().__init__("baton", __version__)
         self.roots: list[Path] = []
         self.workspaces: dict[Path, Workspace] = {}
+        self.index = TaskIndex()
+        """Every task's state, synced from the log, and its hunks indexed by file."""
         self.views: dict[str, FileView] = {}
         """uri → the hunks placed in that file's current text, as last published."""
         self.instance_id = uuid.uuid4().hex
@@ -191,11 +194,10 @@ class BatonServer(StdioLanguageServer):
                 log.exception("could not close the store of %s", ws.root)
 
     async def states(self) -> list[tuple[Workspace, TaskState]]:
-        out = []
-        for ws in self.workspaces.values():
-            for task_id in await ws.task_ids():
-                out.append((ws, await ws.state(task_id)))
-        return out
+        """Every task of every folder, up to date: one look at the log per folder and a
+        fold of only the tasks that moved (index.py)."""
+        await self.index.sync(self.workspaces)
+        return self.index.states()
 
     def file_for_uri(self, uri: str) -> FileRef | None:
         fs = to_fs_path(uri)
@@ -212,7 +214,8 @@ class BatonServer(StdioLanguageServer):
         return None
 
     def uri_for(self, ws: Workspace, path: str) -> str:
-        return from_fs_path(str(ws.root / path)) or (ws.root / path).as_uri()
+        """Made once per file (index.py), not once per hunk and look."""
+        return self.index.uri_for(ws, path)
 
     async def find_hunk(
         self, hunk_id: str, task_id: str | None
