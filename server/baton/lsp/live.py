@@ -30,7 +30,7 @@ from ..workspace import Workspace
 from . import protocol as p
 from . import views
 from .applying import settle_if_written
-from .state import EDITOR, BatonServer, store_request
+from .state import EDITOR, READY_TIMEOUT_S, BatonServer, store_request
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +298,8 @@ def register(server: BatonServer) -> None:
     def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
         """`initializationOptions` (settings.py), read once."""
         ls.settings = ls.settings.with_options(params.initialization_options)
+        # A client that never sends `initialized` must not leave the collector off.
+        asyncio.get_running_loop().call_later(READY_TIMEOUT_S, gc.enable)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
@@ -308,10 +310,12 @@ def register(server: BatonServer) -> None:
                 baselines = await start_up(ls)
         finally:
             ls.ready.set()
-        if baselines is not None and not ls.closing:
             # What start-up built lives as long as the server: keep the collector from
-            # walking it again and again (measured: 90-135 ms pauses on large workspaces).
+            # walking it again and again (measured: 90-135 ms pauses on large workspaces),
+            # and collect as usual from here on (build_server turned it off).
             gc.freeze()
+            gc.enable()
+        if baselines is not None and not ls.closing:
             ls.run_task(watch(ls, baselines), "watching for agent commits")
 
     @server.feature(types.SHUTDOWN)
