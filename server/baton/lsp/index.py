@@ -234,6 +234,11 @@ class TaskIndex:
         """Every task as of the last look."""
         return [(f.ws, s) for f in self.folders.values() for s in f.states.values()]
 
+    def states_of(self, ws: Workspace) -> list[TaskState]:
+        """The folder's tasks as of the last look, in the order the store lists them."""
+        folder = self.folders.get(ws.root)
+        return list(folder.states.values()) if folder is not None and folder.ws is ws else []
+
     def tasks_with(self, ws: Workspace, path: str) -> list[TaskState]:
         """The tasks with a hunk ever proposed for `path`, as of the last look."""
         folder = self.folders.get(ws.root)

@@ -48,10 +48,14 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
     """Settle what a crash left half-done (from the files on disk), publish, and say what
     was restored — for the folders opened at start-up and for each one opened later."""
     summaries = []
+    await ls.states()  # one look at every folder serves the whole restore
     for root in roots:
         ws = ls.workspaces[root]
-        for task_id in await ws.task_ids():
-            state = await ws.state(task_id)
+        for state in ls.index.states_of(ws):
+            task_id = state.task_id
+            # Only a task this restore may have recorded something for is read again.
+            dangling = bool(state.dangling_effects())
+            acted = dangling or bool(state.hunks_with(HunkStatus.ACCEPTED))
             written: list[p.WrittenHunk] = []
             for effect in state.dangling_effects():
                 if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
@@ -65,11 +69,15 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                         await settle_if_written(ws, task_id, effect)
                 except StoreError as e:
                     ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
-            for result in await finish_editor_accepts(ls, ws, task_id):
+            read = None if dangling else state  # settling wrote: read it again
+            for result in await finish_editor_accepts(ls, ws, task_id, read):
                 written += _written(ls, ws, result)
-            # Safe whatever the buffers: dead writers' temp files (a sweep: off the loop).
-            await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
-            state = await ws.state(task_id)
+            # Safe whatever the buffers: dead writers' temp files (a sweep: off the loop),
+            # beside the files the task wrote (none: no thread hop).
+            if any(e.kind == "apply" for e in state.effects.values()):
+                await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
+            if acted:
+                state = await ws.state(task_id)
             warn_unreadable(ls, ws, state)
             if state.status != "open":
                 continue
@@ -118,14 +126,17 @@ def warn_unreadable(ls: BatonServer, ws: Workspace, state: TaskState) -> None:
     )
 
 
-async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) -> list[EffectResult]:
+async def finish_editor_accepts(
+    ls: BatonServer, ws: Workspace, task_id: str, state: TaskState | None = None
+) -> list[EffectResult]:
     """An accept made in the editor applies at once; if the server died in between (before
     the editor took the edit), finish it now, on disk, for files no editor has open. Not
     for a client that cannot take edits: it may hold any file in a buffer (at start-up it
     has told us of none yet), and its next save would undo the write. What it wrote."""
     if not ls.writes_files():
         return []
-    state = await ws.state(task_id)
+    if state is None:  # `state`: read since the last write to this task
+        state = await ws.state(task_id)
     written = []
     for hunk in state.hunks_with(HunkStatus.ACCEPTED):
         unsettled = hunk.effect_id is not None or hunk.conflict is not None
