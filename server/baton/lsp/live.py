@@ -310,7 +310,12 @@ def register(server: BatonServer) -> None:
         """`initializationOptions` (settings.py), read once."""
         ls.settings = ls.settings.with_options(params.initialization_options)
         # A client that never sends `initialized` must not leave the collector off.
-        asyncio.get_running_loop().call_later(READY_TIMEOUT_S, gc.enable)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called outside a server's loop: no start-up follows
+            gc.enable()
+        else:
+            loop.call_later(READY_TIMEOUT_S, gc.enable)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
