@@ -221,7 +221,12 @@ class BatonServer(StdioLanguageServer):
         self, hunk_id: str, task_id: str | None
     ) -> tuple[Workspace, str, HunkState]:
         """A hunk by id or unique prefix, across every workspace folder (and task): the
-        one lookup (`review.find_hunk`) in each folder, its errors as they are."""
+        one lookup (`review.find_hunk`) in each folder, its errors as they are. An exact id
+        is looked up in the index first (no store hop per task)."""
+        if not task_id:
+            for ws, state in await self.states():
+                if (exact := state.hunks.get(hunk_id)) is not None:
+                    return ws, state.task_id, exact
         found: list[tuple[Workspace, str, HunkState]] = []
         for ws in self.workspaces.values():
             if task_id and task_id not in await ws.task_ids():
