@@ -310,12 +310,8 @@ def register(server: BatonServer) -> None:
         """`initializationOptions` (settings.py), read once."""
         ls.settings = ls.settings.with_options(params.initialization_options)
         # A client that never sends `initialized` must not leave the collector off.
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # called outside a server's loop: no start-up follows
-            gc.enable()
-        else:
-            loop.call_later(READY_TIMEOUT_S, gc.enable)
+        if not gc.isenabled():
+            asyncio.get_running_loop().call_later(READY_TIMEOUT_S, gc.enable)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
@@ -328,7 +324,7 @@ def register(server: BatonServer) -> None:
             ls.ready.set()
             # What start-up built lives as long as the server: keep the collector from
             # walking it again and again (measured: 90-135 ms pauses on large workspaces),
-            # and collect as usual from here on (build_server turned it off).
+            # and collect as usual from here on (BatonServer.start_io turned it off).
             gc.freeze()
             gc.enable()
         if baselines is not None and not ls.closing:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -108,6 +109,16 @@ class BatonServer(StdioLanguageServer):
         self.settling = asyncio.Lock()
         """One at a time: recording what a buffer holds and settling what a save wrote,
         so a save racing the change before it cannot record one effect twice."""
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio, with the collector set for start-up: what the imports built
+        (hundreds of lsprotocol and pydantic classes) lives as long as the process, so it
+        is frozen out of every later collection, and collecting stays off until start-up
+        has published (live.py turns it back on): start-up makes long-lived objects, not
+        garbage, and a full collection in the middle of it walked everything for nothing."""
+        gc.freeze()
+        gc.disable()
+        super().start_io(stdin, stdout)
 
     # --- background work --------------------------------------------------------------
 
