@@ -33,11 +33,10 @@ def register(server: BatonServer) -> None:
             if a.task_id in await ws.task_ids():
                 info = await ws.store.task(a.task_id)
                 state = await ws.state(a.task_id)
-                hunks = [
-                    hunk_view(ls, ws, a.task_id, h)
-                    for h in in_review_order(state.hunks.values())
-                    if h.status != HunkStatus.SUPERSEDED
-                ]
+                # Superseded hunks left out before sorting: a long task has many more of
+                # them than of any other.
+                live = (h for h in state.hunks.values() if h.status != HunkStatus.SUPERSEDED)
+                hunks = [hunk_view(ls, ws, a.task_id, h) for h in in_review_order(live)]
                 return {
                     "version": p.PROTOCOL_VERSION,
                     "task": task_view(ws, state, info.worker, info.lease_expires),

@@ -18,7 +18,6 @@ import asyncio
 import gc
 import logging
 from pathlib import Path
-from typing import NamedTuple
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -31,62 +30,12 @@ from ..workspace import Workspace
 from . import protocol as p
 from . import views
 from .applying import settle_if_written
-from .state import EDITOR, BatonServer, store_request
+from .state import EDITOR, READY_TIMEOUT_S, BatonServer, store_request
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.05
 DISCOVER_S = 1.0
-
-
-class Shown(NamedTuple):
-    """What the editor shows of one hunk: a change in it means re-publish its file and
-    tell rich clients its task changed."""
-
-    uri: str
-    status: str
-    conflict: str | None
-    edited: str | None
-    task_id: str
-
-
-Snapshot = dict[str, Shown]
-
-
-States = list[tuple[Workspace, TaskState]]
-
-
-def snapshot(ls: BatonServer, states: States) -> Snapshot:
-    return {
-        f"{ws.root}:{h.id}": Shown(
-            ls.uri_for(ws, h.path), h.status.value, h.conflict, h.edited, state.task_id
-        )
-        for ws, state in states
-        for h in state.hunks.values()
-    }
-
-
-TaskMarks = dict[str, tuple[str, object]]
-"""Per task (keyed by folder and id): what the Tasks view shows of it besides its hunks."""
-
-
-def task_marks(states: States) -> TaskMarks:
-    """The task-level part of the picture — status, holder, epoch, steps, remarks — so
-    that a commit that moves no hunk (a step done, a task finished) still names its task
-    in `baton/didChangeState`, and the tree's plan does not go stale."""
-    return {
-        f"{ws.root}:{state.task_id}": (
-            state.task_id,
-            (
-                state.status,
-                state.worker,
-                state.epoch,
-                tuple(state.steps.items()),
-                len(state.remarks),
-            ),
-        )
-        for ws, state in states
-    }
 
 
 async def every_task(ls: BatonServer) -> list[str]:
@@ -99,10 +48,14 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
     """Settle what a crash left half-done (from the files on disk), publish, and say what
     was restored — for the folders opened at start-up and for each one opened later."""
     summaries = []
+    await ls.states()  # one look at every folder serves the whole restore
     for root in roots:
         ws = ls.workspaces[root]
-        for task_id in await ws.task_ids():
-            state = await ws.state(task_id)
+        for state in ls.index.states_of(ws):
+            task_id = state.task_id
+            # Only a task this restore may have recorded something for is read again.
+            dangling = bool(state.dangling_effects())
+            acted = dangling or bool(state.hunks_with(HunkStatus.ACCEPTED))
             written: list[p.WrittenHunk] = []
             for effect in state.dangling_effects():
                 if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
@@ -116,11 +69,15 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                         await settle_if_written(ws, task_id, effect)
                 except StoreError as e:
                     ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
-            for result in await finish_editor_accepts(ls, ws, task_id):
+            read = None if dangling else state  # settling wrote: read it again
+            for result in await finish_editor_accepts(ls, ws, task_id, read):
                 written += _written(ls, ws, result)
-            # Safe whatever the buffers: dead writers' temp files (a sweep: off the loop).
-            await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
-            state = await ws.state(task_id)
+            # Safe whatever the buffers: dead writers' temp files (a sweep: off the loop),
+            # beside the files the task wrote (none: no thread hop).
+            if any(e.kind == "apply" for e in state.effects.values()):
+                await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
+            if acted:
+                state = await ws.state(task_id)
             warn_unreadable(ls, ws, state)
             if state.status != "open":
                 continue
@@ -169,14 +126,17 @@ def warn_unreadable(ls: BatonServer, ws: Workspace, state: TaskState) -> None:
     )
 
 
-async def finish_editor_accepts(ls: BatonServer, ws: Workspace, task_id: str) -> list[EffectResult]:
+async def finish_editor_accepts(
+    ls: BatonServer, ws: Workspace, task_id: str, state: TaskState | None = None
+) -> list[EffectResult]:
     """An accept made in the editor applies at once; if the server died in between (before
     the editor took the edit), finish it now, on disk, for files no editor has open. Not
     for a client that cannot take edits: it may hold any file in a buffer (at start-up it
     has told us of none yet), and its next save would undo the write. What it wrote."""
     if not ls.writes_files():
         return []
-    state = await ws.state(task_id)
+    if state is None:  # `state`: read since the last write to this task
+        state = await ws.state(task_id)
     written = []
     for hunk in state.hunks_with(HunkStatus.ACCEPTED):
         unsettled = hunk.effect_id is not None or hunk.conflict is not None
@@ -203,15 +163,17 @@ def _path(ws: Workspace, uri: str) -> str:
     return uri.removeprefix(ws.root.as_uri() + "/")
 
 
-async def baseline(ls: BatonServer) -> tuple[dict[Path, int], Snapshot]:
+async def baseline(ls: BatonServer) -> dict[Path, int]:
     """Read before publishing anything: a commit landing while we publish then shows up
-    as a change on the next poll instead of slipping between the two."""
+    as a change on the next poll instead of slipping between the two. The index's first
+    look is what later looks are compared with."""
     versions = {root: await ws.store.data_version() for root, ws in ls.workspaces.items()}
-    return versions, snapshot(ls, await ls.states())
+    await ls.states()
+    ls.index.take_changes()
+    return versions
 
 
-async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) -> None:
-    marks = task_marks(await ls.states())
+async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
     since_discovery = 0.0
     failing: dict[Path, str] = {}
     while True:
@@ -224,7 +186,8 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
                 for root in opened:
                     versions[root] = await ls.workspaces[root].store.data_version()
                 await restore(ls, opened)
-                before = snapshot(ls, await ls.states())
+                await ls.states()  # the restore published everything: start from here
+                ls.index.take_changes()
         for root, ws in list(ls.workspaces.items()):
             try:
                 version = await ws.store.data_version()
@@ -241,38 +204,27 @@ async def watch(ls: BatonServer, versions: dict[Path, int], before: Snapshot) ->
         if not moved:
             continue
         log.debug("another process committed; looking for changed hunks")
-        states = await ls.states()  # one look at every task serves all that follows
-        after = snapshot(ls, states)
-        moved_hunks = [v for k, v in after.items() if before.get(k) != v]
-        moved_hunks += [v for k, v in before.items() if k not in after]
-        proposed = {
-            k
-            for k, v in after.items()
-            if v.status == "pending" and (k not in before or before[k].status != "pending")
-        }
-        before = after
-        now = task_marks(states)
-        moved_tasks = {tid for key, (tid, mark) in now.items() if marks.get(key) != (tid, mark)}
-        marks = now
-        for ws, state in states:
+        await ls.states()  # folds only the tasks the new ops belong to
+        changes = ls.index.take_changes()  # compares only the files those ops touched
+        for ws, state in changes.looked_at:
             warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
-        if moved_hunks or moved_tasks:
-            uris = {v.uri for v in moved_hunks}
-            tasks = {v.task_id for v in moved_hunks} | moved_tasks
-            await views.changed(ls, uris, "agent", tasks)
-        if proposed:
-            await announce(ls, proposed)
+        if changes.uris or changes.tasks:
+            await views.changed(ls, changes.uris, "agent", changes.tasks)
+        if changes.proposed:
+            await announce(ls, changes.proposed)
 
 
-async def announce(ls: BatonServer, proposed: set[str]) -> None:
+async def announce(ls: BatonServer, proposed: dict[tuple[Path, str], list[str]]) -> None:
     """Tell the developer about new proposals once — not again after a restart, not from
     a second editor window: each proposal's notice is an effect whose intent names this
-    server as its owner, so only the first process to record it tells it."""
+    server as its owner, so only the first process to record it tells it. `proposed`:
+    per (folder, task), the hunks that became pending (looked up, not searched for)."""
     for ws, state in await ls.states():
         won: list[HunkState] = []
         by_change: dict[str, list[HunkState]] = {}
-        for h in state.hunks_with(HunkStatus.PENDING):
-            if f"{ws.root}:{h.id}" in proposed:
+        for hid in proposed.get((ws.root, state.task_id), ()):
+            h = state.hunks.get(hid)
+            if h is not None and h.status == HunkStatus.PENDING:
                 by_change.setdefault(h.change_id, []).append(h)
         for change_id, hunks in sorted(by_change.items()):
             effect_id = keys.notify_effect(change_id)
@@ -324,7 +276,7 @@ async def announce(ls: BatonServer, proposed: set[str]) -> None:
             ls.tell(message)  # for editors that know no baton/didPropose
 
 
-async def start_up(ls: BatonServer) -> tuple[dict[Path, int], Snapshot] | None:
+async def start_up(ls: BatonServer) -> dict[Path, int] | None:
     """Open the stores, settle and publish what they hold, and return what `watch` starts
     from; None if `shutdown` came first."""
     if ls.closing:
@@ -357,6 +309,9 @@ def register(server: BatonServer) -> None:
     def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
         """`initializationOptions` (settings.py), read once."""
         ls.settings = ls.settings.with_options(params.initialization_options)
+        # A client that never sends `initialized` must not leave the collector off.
+        if not gc.isenabled():
+            asyncio.get_running_loop().call_later(READY_TIMEOUT_S, gc.enable)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
@@ -367,11 +322,13 @@ def register(server: BatonServer) -> None:
                 baselines = await start_up(ls)
         finally:
             ls.ready.set()
-        if baselines is not None and not ls.closing:
             # What start-up built lives as long as the server: keep the collector from
-            # walking it again and again (measured: 90-135 ms pauses on large workspaces).
+            # walking it again and again (measured: 90-135 ms pauses on large workspaces),
+            # and collect as usual from here on (BatonServer.start_io turned it off).
             gc.freeze()
-            ls.run_task(watch(ls, *baselines), "watching for agent commits")
+            gc.enable()
+        if baselines is not None and not ls.closing:
+            ls.run_task(watch(ls, baselines), "watching for agent commits")
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: BatonServer, params: None) -> None:
@@ -400,4 +357,5 @@ def register(server: BatonServer) -> None:
         for ws in ls.workspaces.values():
             for task_id in await ws.task_ids():
                 ws.forget(task_id)
+        ls.index.reset()  # the next look loads every task again
         await views.changed(ls, await views.affected_uris(ls), "review", await every_task(ls))

@@ -86,8 +86,13 @@ def parse_params(model: type[M], params: Any) -> M:
     return parse(model, (plain(params) if params is not None else {},))
 
 
+LATER = ConfigDict(defer_build=True)
+"""For the models no start-up uses (command arguments, request answers): pydantic builds
+each on its first use instead of at import, which every start of the server pays."""
+
+
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, **LATER)
 
 
 class HunkArgs(Args):
@@ -119,7 +124,7 @@ class TaskArgs(Args):
 class HunkView(BaseModel):
     """A hunk as rich clients show it (tree items, diff views)."""
 
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, **LATER)
 
     id: str
     task_id: str = Field(alias="taskId")
@@ -139,7 +144,7 @@ class HunkView(BaseModel):
 
 
 class TaskView(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, **LATER)
 
     id: str
     title: str
@@ -156,7 +161,7 @@ class TaskView(BaseModel):
 class HunkContent(BaseModel):
     """`baton/hunk`: the text of a hunk, for a diff view."""
 
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, **LATER)
 
     version: int = PROTOCOL_VERSION
     hunk: HunkView
@@ -215,7 +220,7 @@ class Proposal(BaseModel):
     """`baton/didPropose`: new pending hunks of one task, told once across windows and
     restarts, right before the `window/showMessage` whose text is `message`."""
 
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, **LATER)
 
     version: int = PROTOCOL_VERSION
     task_id: str = Field(alias="taskId")

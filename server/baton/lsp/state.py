@@ -12,16 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from .. import __version__, paths
 from ..effects import hunk_body
@@ -32,6 +33,7 @@ from ..review import HunkNotFound, ReviewRefused, find_hunk
 from ..store import StoreError
 from ..workspace import Workspace, database_path
 from .errors import jsonrpc_errors
+from .index import TaskIndex
 from .jsonrpc.server import StdioLanguageServer
 from .settings import Settings
 
@@ -68,6 +70,8 @@ class BatonServer(StdioLanguageServer):
         super().__init__("baton", __version__)
         self.roots: list[Path] = []
         self.workspaces: dict[Path, Workspace] = {}
+        self.index = TaskIndex()
+        """Every task's state, synced from the log, and its hunks indexed by file."""
         self.views: dict[str, FileView] = {}
         """uri → the hunks placed in that file's current text, as last published."""
         self.instance_id = uuid.uuid4().hex
@@ -105,6 +109,16 @@ class BatonServer(StdioLanguageServer):
         self.settling = asyncio.Lock()
         """One at a time: recording what a buffer holds and settling what a save wrote,
         so a save racing the change before it cannot record one effect twice."""
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio, with the collector set for start-up: what the imports built
+        (hundreds of lsprotocol and pydantic classes) lives as long as the process, so it
+        is frozen out of every later collection, and collecting stays off until start-up
+        has published (live.py turns it back on): start-up makes long-lived objects, not
+        garbage, and a full collection in the middle of it walked everything for nothing."""
+        gc.freeze()
+        gc.disable()
+        super().start_io(stdin, stdout)
 
     # --- background work --------------------------------------------------------------
 
@@ -191,11 +205,10 @@ class BatonServer(StdioLanguageServer):
                 log.exception("could not close the store of %s", ws.root)
 
     async def states(self) -> list[tuple[Workspace, TaskState]]:
-        out = []
-        for ws in self.workspaces.values():
-            for task_id in await ws.task_ids():
-                out.append((ws, await ws.state(task_id)))
-        return out
+        """Every task of every folder, up to date: one look at the log per folder and a
+        fold of only the tasks that moved (index.py)."""
+        await self.index.sync(self.workspaces)
+        return self.index.states()
 
     def file_for_uri(self, uri: str) -> FileRef | None:
         fs = to_fs_path(uri)
@@ -212,13 +225,19 @@ class BatonServer(StdioLanguageServer):
         return None
 
     def uri_for(self, ws: Workspace, path: str) -> str:
-        return from_fs_path(str(ws.root / path)) or (ws.root / path).as_uri()
+        """Made once per file (index.py), not once per hunk and look."""
+        return self.index.uri_for(ws, path)
 
     async def find_hunk(
         self, hunk_id: str, task_id: str | None
     ) -> tuple[Workspace, str, HunkState]:
         """A hunk by id or unique prefix, across every workspace folder (and task): the
-        one lookup (`review.find_hunk`) in each folder, its errors as they are."""
+        one lookup (`review.find_hunk`) in each folder, its errors as they are. An exact id
+        is looked up in the index first (no store hop per task)."""
+        if not task_id:
+            for ws, state in await self.states():
+                if (exact := state.hunks.get(hunk_id)) is not None:
+                    return ws, state.task_id, exact
         found: list[tuple[Workspace, str, HunkState]] = []
         for ws in self.workspaces.values():
             if task_id and task_id not in await ws.task_ids():
