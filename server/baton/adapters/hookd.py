@@ -19,9 +19,9 @@ import struct
 import sys
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, cli
 from ..workspace import Workspace
-from . import claude_code, hookio
+from . import claude_code, cliclient, hookio
 from .hookclient import SOCKET
 
 IDLE_S = 600.0
@@ -35,13 +35,18 @@ class Daemon:
         self.last = asyncio.get_running_loop().time()
         self.done = asyncio.Event()
         self.socket_id = (0, 0)
+        self.env = cliclient.environment()
+        self.world = cliclient.world()
+        """What a client's command needs to share with this process to be run here."""
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             header = (await _read_frame(reader)).decode("utf-8", "replace")
             raw = await _read_frame(reader)
             version, _, product = header.partition("\n")
-            if version != __version__ or product != "claude-code":
+            if product.startswith("cli\n") and version == __version__:
+                await self.serve_cli(header, raw, reader, writer)
+            elif version != __version__ or product != "claude-code":
                 answer = "\0restart"
                 self.done.set()
             else:
@@ -56,6 +61,46 @@ class Daemon:
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+    async def serve_cli(
+        self,
+        header: str,
+        raw: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        """One `baton agent` command of a client process (adapters/cliclient.py): "ready"
+        once it is ours to run and the queue is held for it, then, on the client's "go",
+        run it and send its exit code, stdout and stderr; "\\0decline" when it must run
+        in the client's own process, "\\0restart" for a client of another Baton."""
+        if header != cliclient.identity():
+            self.done.set()
+            writer.write(_frame(b"\0restart"))
+            return
+        fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+        cwd, worker_id, world = fields[:3]
+        count = int(fields[3])
+        env = dict(f.partition("=")[::2] for f in fields[4 : 4 + count])
+        argv = fields[4 + count :]
+        if world != self.world or env != self.env:
+            writer.write(_frame(b"\0decline"))
+            return
+        async with self.busy:
+            args = None if self.done.is_set() else cli.daemon_args(self.ws, argv, cwd, worker_id)
+            if args is None:
+                writer.write(_frame(b"\0decline"))
+                return
+            writer.write(_frame(b"ready"))
+            await writer.drain()
+            if await _read_frame(reader) != b"go":
+                return
+            code, out, err = await cli.run_in_daemon(self.ws, args)
+            self.last = asyncio.get_running_loop().time()
+        writer.write(
+            _frame(str(code).encode())
+            + _frame(out.encode("utf-8", "surrogatepass"))
+            + _frame(err.encode("utf-8", "surrogatepass"))
+        )
 
     async def watch(self) -> None:
         """Leave when idle, or when the socket or the workspace is gone."""
@@ -115,6 +160,8 @@ async def run(root: Path) -> int:
                 watcher = asyncio.create_task(daemon.watch())
                 await daemon.done.wait()
                 watcher.cancel()
+            async with daemon.busy:
+                pass  # a command under way finishes before the store closes
             if _identity(folder / SOCKET) == daemon.socket_id:
                 with contextlib.suppress(OSError):
                     os.unlink(folder / SOCKET)
