@@ -45,15 +45,15 @@ class Daemon:
             raw = await _read_frame(reader)
             version, _, product = header.partition("\n")
             if product.startswith("cli\n") and version == __version__:
-                await self.serve_cli(header, raw, reader, writer)
+                writer.write(await self.serve_cli(header, raw, reader, writer))
             elif version != __version__ or product != "claude-code":
-                answer = "\0restart"
+                writer.write(_frame(b"\0restart"))
                 self.done.set()
             else:
                 async with self.busy:
                     answer = await hookio.answer(self.ws, raw, claude_code.hook)
                     self.last = asyncio.get_running_loop().time()
-            writer.write(_frame(answer.encode("utf-8")))
+                writer.write(_frame(answer.encode("utf-8")))
             await writer.drain()
         except (OSError, asyncio.IncompleteReadError, struct.error):
             pass  # the hook went away (killed with its agent): nothing to answer
@@ -68,35 +68,34 @@ class Daemon:
         raw: bytes,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-    ) -> None:
+    ) -> bytes:
         """One `baton agent` command of a client process (adapters/cliclient.py): "ready"
         once it is ours to run and the queue is held for it, then, on the client's "go",
-        run it and send its exit code, stdout and stderr; "\\0decline" when it must run
-        in the client's own process, "\\0restart" for a client of another Baton."""
+        run it; what to send last: its exit code, stdout and stderr, or "\\0decline"
+        when it must run in the client's own process, "\\0restart" for a client of
+        another Baton, nothing when the client left before "go"."""
         if header != cliclient.identity():
             self.done.set()
-            writer.write(_frame(b"\0restart"))
-            return
-        fields = [os.fsdecode(f) for f in raw.split(b"\0")]
-        cwd, worker_id, world = fields[:3]
-        count = int(fields[3])
-        env = dict(f.partition("=")[::2] for f in fields[4 : 4 + count])
-        argv = fields[4 + count :]
+            return _frame(b"\0restart")
+        try:
+            cwd, worker_id, world, count, *rest = [os.fsdecode(f) for f in raw.split(b"\0")]
+            env = dict(f.partition("=")[::2] for f in rest[: int(count)])
+            argv = rest[int(count) :]
+        except ValueError:  # not a request of ours: run nothing
+            return _frame(b"\0decline")
         if world != self.world or env != self.env:
-            writer.write(_frame(b"\0decline"))
-            return
+            return _frame(b"\0decline")
         async with self.busy:
             args = None if self.done.is_set() else cli.daemon_args(self.ws, argv, cwd, worker_id)
             if args is None:
-                writer.write(_frame(b"\0decline"))
-                return
+                return _frame(b"\0decline")
             writer.write(_frame(b"ready"))
             await writer.drain()
             if await _read_frame(reader) != b"go":
-                return
+                return b""
             code, out, err = await cli.run_in_daemon(self.ws, args)
             self.last = asyncio.get_running_loop().time()
-        writer.write(
+        return (
             _frame(str(code).encode())
             + _frame(out.encode("utf-8", "surrogatepass"))
             + _frame(err.encode("utf-8", "surrogatepass"))
