@@ -170,6 +170,8 @@ def through_daemon(argv: list[str]) -> int | None:
         err = read_frame(sock).decode("utf-8", "surrogatepass")
     except (OSError, ConnectionError, ValueError) as e:
         return _lost(argv, e) if sent else None
+    except KeyboardInterrupt:  # as cli.failed: exit 130, nothing said (sent: it may run on)
+        return 130
     finally:
         sock.close()
     try:
