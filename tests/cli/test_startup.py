@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -136,3 +137,16 @@ def test_help_and_usage_errors_import_nothing_heavy(argv: list[str]) -> None:
     )
     assert done.stderr.splitlines()[-1] == "", done.stderr
     assert done.stdout == outcome(commandline.build_parser(), argv)[1]
+
+
+@pytest.mark.parametrize("columns", [None, "120", "7", "0", "-3", "wide", ""])
+@pytest.mark.parametrize("lines", [None, "30"])
+def test_the_width_is_the_one_argparse_would_ask_shutil_for(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None, lines: str | None
+) -> None:
+    for name, value in (("COLUMNS", columns), ("LINES", lines)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert commandline.terminal_width() == shutil.get_terminal_size().columns
