@@ -7,6 +7,10 @@ second implementation. It leaves when idle for IDLE_S, when its socket or the wo
 .baton/ is gone (a deleted checkout must not be brought back by a daemon's write), or when
 a client of another Baton version asks (it says "\\0restart", and the client starts a new
 one). One per workspace: an flock on `.baton/hooks.lock` decides who serves.
+
+It also runs `baton agent` commands for their processes (adapters/cliclient.py says when
+and how): through the same queue as the hooks' events, one at a time, by the CLI's own
+handlers (cli.run_in_daemon).
 """
 
 from __future__ import annotations
