@@ -13,6 +13,9 @@ Phases run in this order, each after a garbage collection:
 6. hooks    Baton's Claude Code hooks under the real Claude Code (`make claude-code`;
             skipped without it): per tool call against `true` hooks and no hooks, and
             `baton hook claude-code` alone per event (bench/hooks.py).
+7. startup  one-shot commands beside their floors: `baton --help` against `python -c
+            pass`, a recording `baton agent step` and hook against a fresh process's one
+            durable sqlite3 insert (bench/startup.py).
 
 Results go to stdout as tables (and to --json). The exit code is 0 whatever the
 PASS/MISS verdicts say: targets inform, they do not gate.
@@ -36,10 +39,10 @@ from typing import Any
 
 from baton.workspace import DB_ENV
 
-from . import append, brief, hooks, lsp, peer, recovery
+from . import append, brief, hooks, lsp, peer, recovery, startup
 from .stats import settle
 
-PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks")
+PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -68,6 +71,7 @@ class Plan:
     hooks_big_files: int = 2_000
     hooks_rounds: int = 5
     hooks_runs: int = 30
+    startup_rounds: int = 30
 
 
 DEFAULT = Plan(
@@ -112,6 +116,7 @@ QUICK = Plan(
     hooks_big_files=0,
     hooks_rounds=1,
     hooks_runs=5,
+    startup_rounds=10,
 )
 
 
@@ -142,6 +147,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         "--hooks-rounds", type=int, help="interleaved rounds of the three hook setups (5)"
     )
     p.add_argument("--hooks-runs", type=int, help="runs of the hook alone per event (30)")
+    p.add_argument("--startup-rounds", type=int, help="interleaved rounds of one-shots (30)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (for inspection)")
@@ -170,6 +176,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         hooks_big_files=base.hooks_big_files,
         hooks_rounds=args.hooks_rounds or base.hooks_rounds,
         hooks_runs=args.hooks_runs or base.hooks_runs,
+        startup_rounds=args.startup_rounds or base.startup_rounds,
     )
     return args, plan
 
@@ -253,6 +260,9 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
                 runs=plan.hooks_runs,
             )
             results["hooks"] = res_hooks.as_dict()
+            settle()
+        if "startup" in phases:
+            results["startup"] = startup.run(tmp, rounds=plan.startup_rounds).as_dict()
     finally:
         if args.keep:
             print(f"kept {tmp}")

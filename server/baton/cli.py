@@ -9,28 +9,30 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import io
 import json
 import logging
-import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+import traceback
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from . import __version__, calls, integrity, paths, showing, transitions
-from .agent import DEFAULT_TTL, Task, Worker, default_worker_id
+from . import calls, integrity, paths, showing, transitions
+from .agent import Task, Worker, default_worker_id
 from .brief import render_markdown
 from .calls import AppliedEffect, Failure, arguments, failure
+from .commandline import STATUS_WORDS, parse
 from .effects import EffectResult, apply_accepted, recover_effects, temp_leftovers
 from .history import superseded_hunks
-from .limits import InvalidInput, counter
+from .limits import InvalidInput, counter, lease_seconds
 from .models import (
     Decision,
     HunkState,
     HunkStatus,
-    StepStatus,
     TaskFinished,
     UnreadableOp,
     in_review_order,
@@ -177,14 +179,6 @@ async def cmd_status(args: argparse.Namespace) -> None:
         )
 
     emit(args, data, human)
-
-
-STATUS_WORDS = (
-    "pending", "landed", "accepted", "applied", "kept", "rejected", "undone", "undo due",
-    "redo due", "superseded", "conflict", "review",
-)  # fmt: skip
-"""What `--status` takes: a status, a landed hunk's word for it, `conflict`, or `review`
-(everything awaiting the developer: pending proposals and landed hunks)."""
 
 
 def matches(h: HunkState, wanted: list[str]) -> bool:
@@ -626,9 +620,21 @@ async def agent_resume(args: argparse.Namespace, worker: Worker) -> object:
     return await calls.resume(worker.ws, args.task)
 
 
-async def cmd_agent(args: argparse.Namespace) -> None:
-    root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
-    worker = await Worker.open(root, worker_id=args.worker, ttl=args.ttl)
+class LentWorker(Worker):
+    """A worker on a workspace that outlives the call (the daemon's, run_in_daemon):
+    closing it stops its heartbeats, as Worker.close does, and leaves the store open."""
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.stop_heartbeat()
+
+
+async def cmd_agent(args: argparse.Namespace, ws: Workspace | None = None) -> None:
+    if ws is None:
+        root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
+        worker = await Worker.open(root, worker_id=args.worker, ttl=args.ttl)
+    else:
+        worker = LentWorker(ws, args.worker, lease_seconds(args.ttl))
     try:
         result = await AGENT_ACTIONS[args.action](args, worker)
     finally:
@@ -636,250 +642,124 @@ async def cmd_agent(args: argparse.Namespace) -> None:
     print(json.dumps(to_json(result), ensure_ascii=False))
 
 
-# --- parser -------------------------------------------------------------------------
-
-
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-w", "--workspace", help="workspace root (default: nearest .baton/)")
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-
-    p = argparse.ArgumentParser(
-        prog="baton", description="Durable checkpoints and inline review for AI coding agents."
-    )
-    p.add_argument("--version", action="version", version=f"baton {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    s = sub.add_parser("status", parents=[common], help="tasks and their review counts")
-    s.set_defaults(run=cmd_status)
-    s = sub.add_parser("hunks", parents=[common], help="proposed hunks and their status")
-    s.add_argument("--task")
-    s.add_argument("--file", help="only this file's hunks")
-    s.add_argument("--status", help=f"only these, comma-separated: {', '.join(STATUS_WORDS)}")
-    s.add_argument("--all", action="store_true", help="include superseded hunks")
-    s.set_defaults(run=cmd_hunks)
-    color = argparse.ArgumentParser(add_help=False)
-    color.add_argument("--color", choices=["auto", "always", "never"], default="auto")
-    s = sub.add_parser("show", parents=[common, color], help="hunks as unified diffs")
-    s.add_argument("hunks", nargs="+", metavar="HUNK", help="hunk id or unique prefix")
-    s.set_defaults(run=cmd_show)
-    s = sub.add_parser(
-        "diff", parents=[common, color], help="what awaits review, as diffs (a task or a file)"
-    )
-    s.add_argument("what", nargs="?", metavar="TASK|FILE")
-    s.add_argument("--status", help="these instead of what awaits review (see `hunks`)")
-    s.add_argument("--all", action="store_true", help="every hunk, whatever its status")
-    s.set_defaults(run=cmd_diff)
-    s = sub.add_parser("log", parents=[common], help="the operation log")
-    s.add_argument("--task")
-    s.add_argument("--after", type=int, default=0, metavar="LSN")
-    s.add_argument("--limit", type=int, default=0, help="only the last N entries")
-    s.set_defaults(run=cmd_log)
-    s = sub.add_parser("resume", parents=[common], help="the handoff brief of a task")
-    s.add_argument("task")
-    s.set_defaults(run=cmd_resume)
-    for name, text in (
-        ("accept", "accept hunks"),
-        ("reject", "reject hunks"),
-        ("keep", "keep hunks the agent already wrote"),
-        ("undo", "undo hunks the agent already wrote (their old lines back, now)"),
-        ("reopen", "take a decision back while nothing was written for it"),
-    ):
-        s = sub.add_parser(name, parents=[common], help=text)
-        s.add_argument("hunks", nargs="+", metavar="HUNK", help="hunk id or unique prefix")
-        s.add_argument("--reviewer", default="developer")
-        if name in ("reject", "undo", "keep"):
-            s.add_argument("-m", "--comment", default="", help="why; the agent reads it")
-        if name == "accept":
-            s.add_argument(
-                "--edited",
-                metavar="FILE",
-                help="accept your own version of the new lines ('-': stdin)",
-            )
-        s.set_defaults(run=cmd_decide)
-    s = sub.add_parser("apply", parents=[common], help="apply accepted hunks to files")
-    s.add_argument("--task")
-    s.set_defaults(run=cmd_apply)
-    s = sub.add_parser("recover", parents=[common], help="settle effects a crash left half-done")
-    s.set_defaults(run=cmd_recover)
-    s = sub.add_parser("check", parents=[common], help="integrity of the database and log")
-    s.set_defaults(run=cmd_check)
-    s = sub.add_parser(
-        "repair", parents=[common], help="set unreadable ops aside (kept), or put them back"
-    )
-    s.add_argument("--set-aside", type=int, nargs="+", default=[], metavar="LSN")
-    s.add_argument("--put-back", type=int, nargs="+", default=[], metavar="LSN")
-    s.set_defaults(run=cmd_repair)
-    s = sub.add_parser("serve", help="the language server (LSP over stdio)")
-    s.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")
-    s.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    s.set_defaults(run=None)
-    s = sub.add_parser("mcp", help="the agent API as an MCP server over stdio (LLM agents)")
-    s.add_argument("-w", "--workspace", help="workspace root (default: nearest .baton/)")
-    s.add_argument("--worker", default=None, help="worker id (default: host:pid)")
-    s.add_argument("--ttl", type=float, default=DEFAULT_TTL, help="lease seconds")
-    s.set_defaults(run=None)
-    s = sub.add_parser(
-        "finish", parents=[common], help="close a task: the next session starts anew"
-    )
-    s.add_argument("task")
-    s.add_argument("-m", "--summary", default="", help="what was done")
-    s.add_argument("--abandoned", action="store_true", help="closed without finishing")
-    s.set_defaults(run=cmd_finish)
-    s = sub.add_parser("init", parents=[common], help="set a workspace up under an agent product")
-    s.add_argument("product", choices=["claude-code"])
-    s.add_argument("--remove", action="store_true", help="take exactly Baton's entries out")
-    s.add_argument(
-        "--gate",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="hold the agent's edits of these paths for review before they are written",
-    )
-    s.set_defaults(run=cmd_init)
-    s = sub.add_parser("hook", help="one hook event of an agent product (JSON on stdin)")
-    s.add_argument("product", choices=["claude-code"])
-    s.set_defaults(run=None)
-    s = sub.add_parser("hookd", help="a workspace's hook daemon (hooks start it themselves)")
-    s.add_argument("root", metavar="WORKSPACE")
-    s.set_defaults(run=None)
-    s = sub.add_parser("demo", help="run the end-to-end crash-and-takeover demo")
-    s.add_argument("--keep", action="store_true", help="keep the demo workspace")
-    s.set_defaults(run=None)
-
-    agent = sub.add_parser("agent", help="the agent API as JSON commands (for any language)")
-    acts = agent.add_subparsers(dest="action", required=True, metavar="ACTION")
-    base = argparse.ArgumentParser(add_help=False, parents=[common])
-    base.add_argument("--worker", default=None, help="worker id (default: host:pid)")
-    base.add_argument("--ttl", type=float, default=DEFAULT_TTL, help="lease seconds")
-    held = argparse.ArgumentParser(add_help=False, parents=[base])
-    held.add_argument("--task", required=True)
-    held.add_argument("--epoch", type=int, required=True, help="from begin/claim")
-
-    a = acts.add_parser("begin", parents=[base], help="create a task and claim it")
-    a.add_argument("--title", required=True)
-    a.add_argument("--instruction")
-    a.add_argument("--task-id")
-    a = acts.add_parser("claim", parents=[base], help="take over a task whose lease is free")
-    a.add_argument("task")
-    a.add_argument(
-        "--wait",
-        dest="wait_seconds",
-        type=float,
-        metavar="SECONDS",
-        help="seconds to wait for the lease (default 0)",
-    )
-    acts.add_parser("heartbeat", parents=[held], help="extend the lease")
-    acts.add_parser("release", parents=[held], help="give the lease up")
-    a = acts.add_parser("read", parents=[held], help="read a file and record it")
-    a.add_argument("path")
-    a = acts.add_parser("list", parents=[held], help="list a folder and record it")
-    a.add_argument("path", nargs="?", default=".")
-    a = acts.add_parser("step", parents=[held], help="set a step's status")
-    a.add_argument("name")
-    a.add_argument("status", choices=[s.value for s in StepStatus])
-    a.add_argument("--note")
-    for kind in ("feedback", "decision", "note"):
-        a = acts.add_parser(kind, parents=[held], help=f"record a {kind}")
-        a.add_argument("text")
-    a = acts.add_parser("propose", parents=[held], help="propose a file's new content or a diff")
-    a.add_argument("path", nargs="?")
-    src = a.add_mutually_exclusive_group()
-    src.add_argument("--content", metavar="FILE", help="new content ('-' or default: stdin)")
-    src.add_argument("--diff", metavar="FILE", help="a unified diff ('-': stdin)")
-    src.add_argument("--delete", action="store_true")
-    a.add_argument("--summary")
-    a = acts.add_parser("wait", parents=[held], help="wait for review decisions")
-    a.add_argument("--hunks", nargs="*")
-    a.add_argument(
-        "--timeout",
-        dest="timeout_seconds",
-        type=float,
-        metavar="SECONDS",
-        help="give up waiting after SECONDS (default 60)",
-    )
-    acts.add_parser("apply", parents=[held], help="apply accepted hunks")
-    a = acts.add_parser("finish", parents=[held], help="finish the task")
-    a.add_argument("--summary")
-    a.add_argument("--outcome", choices=["done", "abandoned"], help="default: done")
-    acts.add_parser("resume", parents=[held], help="the handoff brief as JSON")
-    agent.set_defaults(run=cmd_agent, json=True)
-    return p
-
-
-def serve(level: str) -> int:
-    """Logs go to stderr: stdout is the JSON-RPC channel."""
-    import logging
-
-    from .lsp.server import build_server
-
-    logging.basicConfig(
-        level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
-    from .lsp.errors import OneLineRefusals
-
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(OneLineRefusals())
-    server = build_server()
-    server.start_io()
-    # The client is gone: an `exit`, or stdin closed without one (the editor was killed).
-    # Every decision is committed already; the store's worker threads must not keep an
-    # orphaned server alive, so leave without waiting for them.
-    logging.shutdown()
-    os._exit(server.exit_code)
+COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, None]]] = {
+    "status": cmd_status,
+    "hunks": cmd_hunks,
+    "show": cmd_show,
+    "diff": cmd_diff,
+    "log": cmd_log,
+    "resume": cmd_resume,
+    "decide": cmd_decide,
+    "apply": cmd_apply,
+    "recover": cmd_recover,
+    "check": cmd_check,
+    "repair": cmd_repair,
+    "finish": cmd_finish,
+    "init": cmd_init,
+    "agent": cmd_agent,
+}
+"""The handlers of the commands that work on a store, by the name the parser gives them
+(commandline.py: the parser does not import them)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """`baton ARGS` in this process, whatever the command (launch.main is the entry point,
+    which keeps `--help` and the hook off this module's imports)."""
+    from .commandline import dispatch
+
+    _, args = parse(argv)
+    return dispatch(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """A parsed command that works on the store, run in this process: its exit code."""
     if args.command == "agent":
-        args.json = True
-        if args.action == "propose" and not args.diff and not args.path:
-            parser.error("propose needs a PATH (or --diff)")
         args.worker_given = getattr(args, "worker", None) is not None
         if not args.worker_given:
             args.worker = default_worker_id()
-    if args.command == "serve":
-        return serve(args.log_level)
-    if args.command == "mcp":
-        from .mcp_server import run_stdio
-
-        root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
-        return run_stdio(root, args.worker, args.ttl)
-    if args.command == "hook":
-        from .adapters.hookclient import main as hook
-
-        return hook(["hook", args.product])
-    if args.command == "hookd":
-        from .adapters.hookd import main as hookd
-
-        return hookd(args.root)
-    if args.command == "demo":
-        from .demo import run_demo
-
-        return run_demo(keep=args.keep)
     # Damaged checkpoints are harmless and `baton check` reports them: keep stderr to the
     # one `baton: ` line of an error.
     logging.basicConfig(level=logging.ERROR, format="baton: %(message)s")
     try:
         check_numbers(args)
-        asyncio.run(args.run(args))
-    except CommandFailed as e:
-        print(f"baton: {e}", file=sys.stderr)
-        return EXIT_FAILED
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # `baton log | head`: the reader left, nothing to report
-        sys.stderr.close()
-        return EXIT_OK
-    except Exception as e:
-        kind = failure(e)
-        if kind is None:
+        asyncio.run(COMMANDS[args.run](args))
+    except (Exception, KeyboardInterrupt) as e:
+        code = failed(args, e)
+        if code is None:
             raise
-        code, message = EXIT_CODES[kind], str(e)
-        if args.json:
-            error = {"type": type(e).__name__, "message": message, "exit": code}
-            print(json.dumps({"error": error}))
-        print(f"baton: {message}", file=sys.stderr)
         return code
     return EXIT_OK
+
+
+def daemon_args(
+    ws: Workspace, argv: list[str], cwd: str, worker_id: str
+) -> argparse.Namespace | None:
+    """`argv` parsed for run_in_daemon, or None when the daemon must leave it to the
+    caller's own process (adapters/cliclient.py says when): anything argparse would answer
+    itself, an action the daemon does not run, or another workspace than the daemon's."""
+    from .adapters.cliclient import ROUTED
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            _, args = parse(argv)
+        except SystemExit:
+            return None
+    if args.command != "agent" or args.action not in ROUTED:
+        return None
+    if args.action == "claim" and args.wait_seconds:
+        return None  # a wait would hold the daemon's queue
+    root = Path(cwd, args.workspace) if args.workspace else find_root(Path(cwd))
+    if root.resolve() != ws.root:
+        return None
+    args.worker_given = args.worker is not None
+    if not args.worker_given:
+        args.worker = worker_id  # the caller's host:pid, as run() would have made it
+    return args
+
+
+async def run_in_daemon(ws: Workspace, args: argparse.Namespace) -> tuple[int, str, str]:
+    """run() of an agent command on the daemon's open workspace (hookd.py): its exit
+    code and what it printed on stdout and stderr, which the caller's process writes."""
+    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    handler = logging.StreamHandler(err)  # what run()'s basicConfig sets up, into `err`
+    handler.setFormatter(logging.Formatter("baton: %(message)s"))
+    root.handlers, root.level = [handler], logging.ERROR
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                check_numbers(args)
+                await cmd_agent(args, ws)
+                code = EXIT_OK
+            except Exception as e:
+                known = failed(args, e)
+                if known is None:  # a bug: its traceback, as an uncaught error prints it
+                    traceback.print_exc()
+                code = EXIT_FAILED if known is None else known
+    finally:
+        root.handlers, root.level = saved
+    return code, out.getvalue(), err.getvalue()
+
+
+def failed(args: argparse.Namespace, e: BaseException) -> int | None:
+    """Report a command that raised the way the CLI promises (one `baton: ` line on
+    stderr, the JSON error object on stdout under --json): its exit code, or None for an
+    error that is a bug (its traceback is the report)."""
+    if isinstance(e, CommandFailed):
+        print(f"baton: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    if isinstance(e, KeyboardInterrupt):
+        return 130
+    if isinstance(e, BrokenPipeError):  # `baton log | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return EXIT_OK
+    kind = failure(e)
+    if kind is None:
+        return None
+    code, message = EXIT_CODES[kind], str(e)
+    if args.json:
+        error = {"type": type(e).__name__, "message": message, "exit": code}
+        print(json.dumps({"error": error}))
+    print(f"baton: {message}", file=sys.stderr)
+    return code

@@ -1,17 +1,31 @@
-"""The `baton` command's first step: a hook takes the lean path (adapters/hookclient.py,
-standard library only) before anything heavy is imported; every other command goes to
-the full CLI."""
+"""The `baton` command's first step: nothing heavy is imported before it is needed.
+
+Arguments are parsed by commandline.py (argparse alone), so `--help`, `--version` and
+usage errors cost Python's start and little more. A hook takes the lean path
+(adapters/hookclient.py, standard library only); `baton agent …` first asks the
+workspace's daemon (adapters/cliclient.py) and runs here only when it cannot; the
+language server, the MCP server and the daemon import what they need; every other
+command goes to cli.py.
+"""
 
 from __future__ import annotations
 
 import sys
 
 
-def main() -> int:
-    if sys.argv[1:2] == ["hook"]:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["hook"]:
         from .adapters.hookclient import main as hook
 
-        return hook()
-    from .cli import main as cli
+        return hook(args)
+    if args[:1] == ["agent"]:
+        from .adapters.cliclient import through_daemon
 
-    return cli()
+        code = through_daemon(args)
+        if code is not None:
+            return code
+    from .commandline import dispatch, parse
+
+    _, parsed = parse(args)
+    return dispatch(parsed)

@@ -62,25 +62,39 @@ def _exactly(sock: _socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def ask_daemon(folder: str, product: str, raw: bytes) -> str | None:
-    """The daemon's answer, or None when there is no daemon to give one."""
+def connect(folder: str) -> _socket.socket:
+    """A connection to the daemon of the workspace whose .baton/ is `folder` (OSError:
+    none listens there)."""
     here = os.getcwd()
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(TIMEOUT_S)
         os.chdir(folder)  # a relative socket path: AF_UNIX paths are limited to 108 bytes
         sock.connect(SOCKET)
-        os.chdir(here)
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        try:  # noqa: SIM105 — contextlib is one import more on every hook
+            os.chdir(here)
+        except OSError:
+            pass
+    return sock
+
+
+def ask_daemon(folder: str, product: str, raw: bytes) -> str | None:
+    """The daemon's answer, or None when there is no daemon to give one."""
+    try:
+        sock = connect(folder)
+    except OSError:
+        return None
+    try:
         sock.sendall(frame(f"{__version__}\n{product}".encode()) + frame(raw))
         answer = read_frame(sock).decode("utf-8")
     except (OSError, ConnectionError, UnicodeDecodeError):
         return None
     finally:
         sock.close()
-        try:  # noqa: SIM105 — contextlib is one import more on every hook
-            os.chdir(here)
-        except OSError:
-            pass
     if answer.startswith("\0"):  # "\0restart": a daemon of another Baton version
         return None
     return answer

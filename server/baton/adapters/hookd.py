@@ -7,6 +7,10 @@ second implementation. It leaves when idle for IDLE_S, when its socket or the wo
 .baton/ is gone (a deleted checkout must not be brought back by a daemon's write), or when
 a client of another Baton version asks (it says "\\0restart", and the client starts a new
 one). One per workspace: an flock on `.baton/hooks.lock` decides who serves.
+
+It also runs `baton agent` commands for their processes (adapters/cliclient.py says when
+and how): through the same queue as the hooks' events, one at a time, by the CLI's own
+handlers (cli.run_in_daemon).
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import struct
 import sys
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, cli
 from ..workspace import Workspace
-from . import claude_code, hookio
+from . import claude_code, cliclient, hookio
 from .hookclient import SOCKET
 
 IDLE_S = 600.0
@@ -35,20 +39,25 @@ class Daemon:
         self.last = asyncio.get_running_loop().time()
         self.done = asyncio.Event()
         self.socket_id = (0, 0)
+        self.env = cliclient.environment()
+        self.world = cliclient.world()
+        """What a client's command needs to share with this process to be run here."""
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             header = (await _read_frame(reader)).decode("utf-8", "replace")
             raw = await _read_frame(reader)
             version, _, product = header.partition("\n")
-            if version != __version__ or product != "claude-code":
-                answer = "\0restart"
+            if product.startswith("cli\n") and version == __version__:
+                writer.write(await self.serve_cli(header, raw, reader, writer))
+            elif version != __version__ or product != "claude-code":
+                writer.write(_frame(b"\0restart"))
                 self.done.set()
             else:
                 async with self.busy:
                     answer = await hookio.answer(self.ws, raw, claude_code.hook)
                     self.last = asyncio.get_running_loop().time()
-            writer.write(_frame(answer.encode("utf-8")))
+                writer.write(_frame(answer.encode("utf-8")))
             await writer.drain()
         except (OSError, asyncio.IncompleteReadError, struct.error):
             pass  # the hook went away (killed with its agent): nothing to answer
@@ -56,6 +65,45 @@ class Daemon:
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+    async def serve_cli(
+        self,
+        header: str,
+        raw: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bytes:
+        """One `baton agent` command of a client process (adapters/cliclient.py): "ready"
+        once it is ours to run and the queue is held for it, then, on the client's "go",
+        run it; what to send last: its exit code, stdout and stderr, or "\\0decline"
+        when it must run in the client's own process, "\\0restart" for a client of
+        another Baton, nothing when the client left before "go"."""
+        if header != cliclient.identity():
+            self.done.set()
+            return _frame(b"\0restart")
+        try:
+            cwd, worker_id, world, count, *rest = [os.fsdecode(f) for f in raw.split(b"\0")]
+            env = dict(f.partition("=")[::2] for f in rest[: int(count)])
+            argv = rest[int(count) :]
+        except ValueError:  # not a request of ours: run nothing
+            return _frame(b"\0decline")
+        if world != self.world or env != self.env:
+            return _frame(b"\0decline")
+        async with self.busy:
+            args = None if self.done.is_set() else cli.daemon_args(self.ws, argv, cwd, worker_id)
+            if args is None:
+                return _frame(b"\0decline")
+            writer.write(_frame(b"ready"))
+            await writer.drain()
+            if await _read_frame(reader) != b"go":
+                return b""
+            code, out, err = await cli.run_in_daemon(self.ws, args)
+            self.last = asyncio.get_running_loop().time()
+        return (
+            _frame(str(code).encode())
+            + _frame(out.encode("utf-8", "surrogatepass"))
+            + _frame(err.encode("utf-8", "surrogatepass"))
+        )
 
     async def watch(self) -> None:
         """Leave when idle, or when the socket or the workspace is gone."""
@@ -115,6 +163,8 @@ async def run(root: Path) -> int:
                 watcher = asyncio.create_task(daemon.watch())
                 await daemon.done.wait()
                 watcher.cancel()
+            async with daemon.busy:
+                pass  # a command under way finishes before the store closes
             if _identity(folder / SOCKET) == daemon.socket_id:
                 with contextlib.suppress(OSError):
                     os.unlink(folder / SOCKET)

@@ -1,0 +1,19 @@
+"""`baton agent` commands start their workspace's daemon (adapters/cliclient.py): each
+test's daemons are sent away at its end, by removing their sockets (hookd.py leaves when
+its socket is gone), so that a run of these tests leaves no process behind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from baton.adapters.hookclient import SOCKET
+
+
+@pytest.fixture(autouse=True)
+def _daemons_leave(tmp_path: Path) -> Iterator[None]:
+    yield
+    for sock in tmp_path.rglob(SOCKET):
+        sock.unlink(missing_ok=True)
