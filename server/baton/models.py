@@ -520,9 +520,13 @@ class TaskState(Model):
 
     def reindex(self) -> None:
         """Rebuild the indexes from `hunks` (after a load put the hunks in place)."""
-        self._by_path, self._pending = {}, {}
-        for hunk in self.hunks.values():
-            self._index(hunk)
+        by_path: dict[str, dict[str, None]] = {}
+        pending: dict[str, dict[str, None]] = {}
+        for hunk in self.hunks.values():  # not through _index: a private attribute's
+            by_path.setdefault(hunk.path, {})[hunk.id] = None  # lookup is slow in pydantic
+            if hunk.status == HunkStatus.PENDING:
+                pending.setdefault(hunk.path, {})[hunk.id] = None
+        self._by_path, self._pending = by_path, pending
         self._notes = sum(1 for r in self.remarks if r.kind == "note")
 
     def add_remark(self, remark: Remark) -> None:
