@@ -69,30 +69,39 @@ def _read_texts(refs: list[FileRef]) -> dict[str, Text]:
     return out
 
 
-def shown_of(ls: BatonServer, ref: FileRef) -> list[tuple[TaskState, list[HunkState]]]:
+Text = tuple[str, int | None]
+"""A file's text and its buffer's version (None: read from disk)."""
+
+Of = list[tuple[TaskState, list[HunkState], list[HunkState]]]
+"""Per task with hunks for a file: the task, all its hunks of the file, the shown ones."""
+
+
+def shown_of(ls: BatonServer, ref: FileRef) -> Of:
     """Per task with hunks for the file (the index, as of its last look): all of them,
     and the ones worth placing."""
     out = []
     for state in ls.index.tasks_with(ref.ws, ref.path):
-        of_file = [state.hunks[i] for i in state.hunk_ids_of(ref.path)]
-        out.append((state, of_file))
+        hunks = state.hunks
+        of_file = [hunks[i] for i in state.hunk_ids_of(ref.path)]
+        out.append((state, of_file, [h for h in of_file if shown(h)]))
     return out
 
 
-Text = tuple[str, int | None]
-"""A file's text and its buffer's version (None: read from disk)."""
-
-
 async def place_file(
-    ls: BatonServer, ref: FileRef, *, synced: bool = False, text: Text | None = None
+    ls: BatonServer,
+    ref: FileRef,
+    *,
+    synced: bool = False,
+    text: Text | None = None,
+    of: Of | None = None,
 ) -> FileView:
     """The file's hunks placed in its current text. `synced`: the index was brought up to
-    date just before (a republish looks once for all its files); `text`: read already."""
+    date just before (a republish looks once for all its files); `text`, `of`: read and
+    sorted out already."""
     if not synced:
         await ls.index.sync(ls.workspaces)
     candidates = []
-    for state, of_file in shown_of(ls, ref):
-        hunks = [h for h in of_file if shown(h)]
+    for state, of_file, hunks in of if of is not None else shown_of(ls, ref):
         await ls.prefetch_bodies(ref.ws, hunks)
         shifts = applied_shifts(of_file)
         for hunk in hunks:
@@ -142,12 +151,14 @@ async def republish(ls: BatonServer, uris: Iterable[str]) -> None:
     await ls.index.sync(ls.workspaces)
     texts: dict[str, Text] = {}
     found = {uri: ls.file_for_uri(uri) for uri in todo}
+    ofs: dict[str, Of] = {}
     if len(todo) > 1:
         refs = [r for r in found.values() if r is not None]
         by_ws: dict[Workspace, list[HunkState]] = {}
         for ref in refs:
-            for _, of_file in shown_of(ls, ref):
-                by_ws.setdefault(ref.ws, []).extend(h for h in of_file if shown(h))
+            ofs[ref.uri] = shown_of(ls, ref)
+            for _, _, hunks in ofs[ref.uri]:
+                by_ws.setdefault(ref.ws, []).extend(hunks)
         for ws, hunks in by_ws.items():
             await ls.prefetch_bodies(ws, hunks)
         closed = [r for r in refs if r.uri not in ls.workspace.text_documents]
@@ -159,7 +170,11 @@ async def republish(ls: BatonServer, uris: Iterable[str]) -> None:
             target = found[uri]
             # A buffer opened since the batch read is placed from the buffer.
             text = texts.get(uri) if uri not in ls.workspace.text_documents else None
-            placed = await place_file(ls, target, synced=True, text=text) if target else None
+            placed = (
+                await place_file(ls, target, synced=True, text=text, of=ofs.get(uri))
+                if target
+                else None
+            )
             if placed is not None and placed.placed:
                 ls.views[uri] = placed
             else:
