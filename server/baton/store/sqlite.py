@@ -120,6 +120,20 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY(task_id, lsn)
     ) WITHOUT ROWID;
     """,
+    # v2: checkpoints in a rowid table. WITHOUT ROWID keeps whole rows in the b-tree's
+    # interior cells, so finding a task's newest checkpoint read the overflow pages of
+    # the big rows on the way (measured: 45 MB read to learn one lsn). Checkpoints are a
+    # cache in a new format since this version too: the old ones go, nothing is lost.
+    """
+    DROP TABLE checkpoints;
+    CREATE TABLE checkpoints(
+        task_id  TEXT NOT NULL,
+        lsn      INTEGER NOT NULL,
+        data     BLOB NOT NULL,
+        checksum TEXT NOT NULL,
+        PRIMARY KEY(task_id, lsn)
+    );
+    """,
 )
 
 # Positional (?NNN: the task and epoch serve the fence too) and without RETURNING: the
