@@ -24,27 +24,26 @@ async def test_a_woken_zombie_is_fenced(tmp_path: Path) -> None:
         "tests.crash.zombie",
         str(tmp_path),
         cwd=REPO,
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    assert proc.stdout is not None
+    assert proc.stdin is not None and proc.stdout is not None
     first = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
     assert first.startswith("claimed 1")
     async with await Workspace.open(tmp_path) as ws:
-
-        async def a_few_notes() -> bool:
-            ops = await ws.store.ops_after(0, "z")
-            return sum(op.kind == OpKind.CONTEXT_NOTE for op in ops) >= 3
-
-        await until(a_few_notes, timeout=30)  # it is writing
-        proc.send_signal(signal.SIGSTOP)
+        for n in range(3):  # it is writing
+            proc.stdin.write(b"note\n")
+            line = await asyncio.wait_for(proc.stdout.readline(), 30)
+            assert line.decode().split() == ["wrote", str(n)]
+        proc.send_signal(signal.SIGSTOP)  # between two writes: it holds no lock
         async with await Worker.open(tmp_path, worker_id="heir", ttl=30) as heir:
             task = await heir.claim("z", wait=10)  # waits out the frozen lease
             assert task.epoch == 2
             takeover = (await ws.store.task("z")).epoch
             last_before = await ws.store.last_lsn()
             proc.send_signal(signal.SIGCONT)
-            out, err = await asyncio.wait_for(proc.communicate(), 30)
+            out, err = await asyncio.wait_for(proc.communicate(b"note\nnote\n"), 30)
             assert proc.returncode == 0, err.decode()[-2000:]
             assert "fenced" in out.decode()
             await task.remark("note", "the heir writes")
