@@ -319,6 +319,24 @@ def _tables(r: PeerResult) -> list[str]:
                 verdict(load < LOAD_TARGET_MS) if r.steps <= 2000 else "-",
             ]
         )
+    out.append(
+        emit(
+            "2b. Baton vs LangGraph (targets: >= 20x throughput, db <= 1% of the peer's, "
+            "last/first p50 <= 1.5x, cold load < 10 ms at 2k)",
+            [
+                "baton variant",
+                "thr vs peer",
+                "≥20x",
+                "db vs peer",
+                "≤1%",
+                "growth",
+                "≤1.5x",
+                "load speed-up",
+                "<10 ms",
+            ],
+            rows,
+        ),
+    )
     whole = r.whole_runs
     if whole:
         rows = [
@@ -338,23 +356,4 @@ def _tables(r: PeerResult) -> list[str]:
                 rows,
             )
         )
-    out.insert(
-        1,
-        emit(
-            "2b. Baton vs LangGraph (targets: >= 20x throughput, db <= 1% of the peer's, "
-            "last/first p50 <= 1.5x, cold load < 10 ms at 2k)",
-            [
-                "baton variant",
-                "thr vs peer",
-                "≥20x",
-                "db vs peer",
-                "≤1%",
-                "growth",
-                "≤1.5x",
-                "load speed-up",
-                "<10 ms",
-            ],
-            rows,
-        ),
-    )
     return out
