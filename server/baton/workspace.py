@@ -214,9 +214,12 @@ class Workspace:
         else:
             data = checkpoints.encode_delta(state, newest)
         cp = StoredCheckpoint(task_id, state.lsn, data, digest(data))
-        await self.store.write_checkpoint(cp, keep_from=keep_from)
+        # Now, before the write's await: ops another coroutine folds in meanwhile are the
+        # next delta's. Should the write fail, the next save finds no checkpoint at
+        # `saved_lsn` and writes a whole one.
         state.mark_saved()
         self._unsaved[task_id] = 0
+        await self.store.write_checkpoint(cp, keep_from=keep_from)
 
     async def task_ids(self) -> list[str]:
         return [t.task_id for t in await self.store.tasks()]

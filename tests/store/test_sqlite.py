@@ -3,6 +3,7 @@ The behaviour every backend shares is tests/store/test_conformance.py."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import stat
 import time
@@ -151,3 +152,23 @@ async def test_a_large_state_is_checkpointed_as_deltas_of_what_changed(project: 
         state, recovery = await ws.recover("t")
         assert state == rebuild("t", await ws.store.ops_after(0, "t"))
         assert recovery.checkpoint_lsn == max(saved) and recovery.replayed < 5
+
+
+async def test_checkpoints_saved_while_other_coroutines_fold_load_to_the_log(
+    project: Path,
+) -> None:
+    """A server's coroutines fold and save the same cached state at once: a delta must hold
+    what was folded in while another's write was awaited, or the chain loses it."""
+    async with await Workspace.open(project, checkpoint_every=2, inline=False) as ws:
+        epoch = await started(ws)
+
+        async def one(n: int) -> None:
+            await ws.record(note(f"c{n}", f"note {n}", epoch))
+            await ws.state("t")
+
+        await asyncio.gather(*(one(n) for n in range(120)))
+        await ws.checkpoint("t")
+    async with await Workspace.open(project) as ws:
+        state, recovery = await ws.recover("t")
+        assert recovery.checkpoint_lsn is not None
+        assert state == rebuild("t", await ws.store.ops_after(0, "t"))
