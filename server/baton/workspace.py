@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 DB_ENV = "BATON_DB"
 DEFAULT_CHECKPOINT_EVERY = 256
 """Ops of one task between checkpoints; chosen from bench/recovery (docs/performance.md)."""
+SAVE_AT_CLOSE = 32
+"""Unsaved ops of a task worth a checkpoint when a process closes its workspace (a delta
+of that many ops is a few KB and one commit)."""
 REPLAY_PAGE = 2_000
 """Ops read from the log per store hop when replaying."""
 
@@ -101,6 +104,16 @@ class Workspace:
         return cls(root, store, checkpoint_every)
 
     async def close(self) -> None:
+        """Save what this process folded and did not save, past SAVE_AT_CLOSE ops of a
+        task (an agent leaving its task, a command that replayed a tail), so the next
+        reader — a language server starting on 100 tasks — does not fold it again."""
+        if self._generation == self.store.generation and not self.store.read_only:
+            for task_id, state in list(self._states.items()):
+                if self._unsaved[task_id] >= SAVE_AT_CLOSE:
+                    try:
+                        await self._save(state)
+                    except StoreError as e:  # only a cache
+                        log.info("could not save a checkpoint of %s: %s", task_id, e)
         await self.store.close()
 
     async def __aenter__(self) -> Workspace:
