@@ -148,12 +148,8 @@ class Wide:
         return self.owners.get(name, self.task)
 
 
-async def build_wide(base: Path, files: int, hunks: int, ops: int) -> Wide:
-    """The wide workspace; its worker stays open (the agent of the commit bench)."""
-    t0 = time.monotonic()
-    per_file = max(1, hunks // files)
-    stride = FUNCS // per_file
-    root = base / "lsp-wide"
+def _sources(root: Path, files: int) -> tuple[list[str], list[tuple[str, bytes]]]:
+    """The wide workspace's source files, written under `root`: names and contents."""
     (root / "src").mkdir(parents=True)
     names = [_wide_name(i) for i in range(files)]
     contents = []
@@ -161,6 +157,16 @@ async def build_wide(base: Path, files: int, hunks: int, ops: int) -> Wide:
         data = _source(i, FUNCS).encode()
         (root / name).write_bytes(data)
         contents.append((name, data))
+    return names, contents
+
+
+async def build_wide(base: Path, files: int, hunks: int, ops: int) -> Wide:
+    """The wide workspace; its worker stays open (the agent of the commit bench)."""
+    t0 = time.monotonic()
+    per_file = max(1, hunks // files)
+    stride = FUNCS // per_file
+    root = base / "lsp-wide"
+    names, contents = _sources(root, files)
     worker = await Worker.open(root, worker_id="bench-agent", ttl=3600)
     task = await worker.begin("Tune return values", "bench workload", task_id="wide")
     pad_total = max(0, ops - 2 - 2 * files)  # created + claimed, a read + a proposal per file
@@ -194,13 +200,7 @@ async def build_history(
     stride = FUNCS // per_file
     changed = [j * stride for j in range(per_file)]
     root = base / f"lsp-{label}"
-    (root / "src").mkdir(parents=True)
-    names = [_wide_name(i) for i in range(files)]
-    contents = []
-    for i, name in enumerate(names):
-        data = _source(i, FUNCS).encode()
-        (root / name).write_bytes(data)
-        contents.append((name, data))
+    names, contents = _sources(root, files)
     worker = await Worker.open(root, worker_id="bench-agent", ttl=3600)
     owners: dict[str, Task] = {}
     first: Task | None = None

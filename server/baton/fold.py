@@ -25,6 +25,7 @@ from .models import (
     EffectIntent,
     EffectState,
     FileRead,
+    HunkRef,
     HunkReviewed,
     HunkState,
     HunkStatus,
@@ -203,20 +204,7 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
     for ref in p.hunks:
         if ref.id in state.hunks:
             continue  # proposed before: its decision stands, nobody is asked twice
-        state.add_hunk(
-            HunkState(
-                id=ref.id,
-                change_id=p.change_id,
-                path=p.path,
-                base_line=ref.base_line,
-                old_count=ref.old_count,
-                new_count=ref.new_count,
-                summary=ref.summary,
-                body=ref.body,
-                proposed_lsn=op.lsn,
-                landed=landed,
-            )
-        )
+        state.add_hunk(proposed_hunk(p, ref, op.lsn, landed))
     change = ChangeState(
         id=p.change_id,
         path=p.path,
@@ -230,6 +218,22 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
         replaced=replaced,
     )
     state.put("changes", p.change_id, change)
+
+
+def proposed_hunk(p: ChangeProposed, ref: HunkRef, lsn: int, landed: bool) -> HunkState:
+    """A hunk as its proposal (or landing) at `lsn` makes it, before any decision."""
+    return HunkState(
+        id=ref.id,
+        change_id=p.change_id,
+        path=p.path,
+        base_line=ref.base_line,
+        old_count=ref.old_count,
+        new_count=ref.new_count,
+        summary=ref.summary,
+        body=ref.body,
+        proposed_lsn=lsn,
+        landed=landed,
+    )
 
 
 def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:

@@ -8,7 +8,8 @@ does not grow with every proposal it ever made. Who asks to see those hunks
 
 from __future__ import annotations
 
-from .models import ChangeProposed, HunkState, HunkStatus, TaskState
+from .fold import proposed_hunk
+from .models import ChangeProposed, HunkState, HunkStatus, OpKind, TaskState
 from .workspace import Workspace
 
 
@@ -20,19 +21,8 @@ async def superseded_hunks(ws: Workspace, state: TaskState) -> list[HunkState]:
         if not isinstance(p, ChangeProposed) or op.lsn > state.lsn:
             continue  # ChangeLanded is a ChangeProposed too
         for ref in p.hunks:
-            if ref.id in state.hunks:
-                continue
-            found[ref.id] = HunkState(
-                id=ref.id,
-                change_id=p.change_id,
-                path=p.path,
-                base_line=ref.base_line,
-                old_count=ref.old_count,
-                new_count=ref.new_count,
-                summary=ref.summary,
-                body=ref.body,
-                status=HunkStatus.SUPERSEDED,
-                proposed_lsn=op.lsn,
-                landed=op.kind.value == "change.landed",
-            )
+            if ref.id not in state.hunks:
+                hunk = proposed_hunk(p, ref, op.lsn, op.kind == OpKind.CHANGE_LANDED)
+                hunk.status = HunkStatus.SUPERSEDED
+                found[ref.id] = hunk
     return list(found.values())

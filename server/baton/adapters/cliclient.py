@@ -37,7 +37,15 @@ import os
 import sys
 
 from .. import __version__
-from .hookclient import DAEMON_ENV, TIMEOUT_S, connect, frame, read_frame, start_daemon
+from .hookclient import (
+    DAEMON_ENV,
+    TIMEOUT_S,
+    connect,
+    frame,
+    nearest_root,
+    read_frame,
+    start_daemon,
+)
 
 ROUTED = frozenset(
     {
@@ -100,15 +108,7 @@ def workspace_root(cwd: str, option: str | None) -> str:
     """As cli.cmd_agent finds it: `-w`, else the nearest folder with a .baton/."""
     if option:
         return os.path.realpath(os.path.join(cwd, option))
-    start = os.path.realpath(cwd)
-    folder = start
-    while True:
-        if os.path.isdir(os.path.join(folder, ".baton")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return start
-        folder = parent
+    return nearest_root(cwd)
 
 
 def request(cwd: str, argv: list[str]) -> bytes:

@@ -32,7 +32,12 @@ and the event handled here instead."""
 def project_root() -> str:
     """Where the workspace is: Claude Code's CLAUDE_PROJECT_DIR, else the hook's cwd, up
     to the nearest folder with a .baton/ (as workspace.find_root does)."""
-    start = os.path.realpath(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    return nearest_root(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+def nearest_root(start: str) -> str:
+    """The nearest folder at or above `start` with a .baton/, else `start` (resolved)."""
+    start = os.path.realpath(start)
     folder = start
     while True:
         if os.path.isdir(os.path.join(folder, ".baton")):
