@@ -12,10 +12,13 @@ Phases run in this order, each after a garbage collection:
             size of its raw history, and the time to build it;
 6. hooks    Baton's Claude Code hooks under the real Claude Code (`make claude-code`;
             skipped without it): per tool call against `true` hooks and no hooks, and
-            `baton hook claude-code` alone per event (bench/hooks.py).
+            `baton hook claude-code` alone per event (bench/hooks.py);
 7. startup  one-shot commands beside their floors: `baton --help` against `python -c
             pass`, a recording `baton agent step` and hook against a fresh process's one
-            durable sqlite3 insert (bench/startup.py).
+            durable sqlite3 insert (bench/startup.py);
+8. flat     cost flat in task size (issue 13): every one-shot CLI command and `baton
+            serve` on a long generated task against a short one, and on many tasks
+            against one (bench/flat.py; the workspaces are cached in ~/.cache).
 
 Results go to stdout as tables (and to --json). The exit code is 0 whatever the
 PASS/MISS verdicts say: targets inform, they do not gate.
@@ -39,15 +42,17 @@ from typing import Any
 
 from baton.workspace import DB_ENV
 
-from . import append, brief, hooks, lsp, peer, recovery, startup
+from . import append, brief, flat, hooks, lsp, peer, recovery, startup
 from .stats import settle
 
-PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup")
+PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup", "flat")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Plan:
-    """Sizes of every phase; the defaults fit in ~4 minutes on a 2-core VM."""
+    """Sizes of every phase; the defaults fit in ~4 minutes on a 2-core VM, and the flat
+    phase's in ~8 more on the code before issue 13's fixes (once its workspaces are
+    cached: generating them the first time took 80 minutes on a loaded 2-core VM)."""
 
     append_sizes: tuple[int, ...]
     block: int
@@ -72,6 +77,15 @@ class Plan:
     hooks_rounds: int = 5
     hooks_runs: int = 30
     startup_rounds: int = 30
+    flat_sizes: tuple[int, int] = (1_000, 100_000)
+    """One task of each: the short and the long history."""
+    flat_log_sizes: tuple[int, int] = (10_000, 1_000_000)
+    flat_tasks: int = 100
+    """The many-task workspace: this many tasks of flat_sizes[1] / flat_tasks ops."""
+    flat_runs: int = 5
+    flat_serve_runs: int = 3
+    flat_requests: int = 20
+    flat_commits: int = 30
 
 
 DEFAULT = Plan(
@@ -117,11 +131,29 @@ QUICK = Plan(
     hooks_rounds=1,
     hooks_runs=5,
     startup_rounds=10,
+    flat_sizes=(200, 2_000),
+    flat_log_sizes=(200, 20_000),
+    flat_tasks=10,
+    flat_runs=3,
+    flat_serve_runs=1,
+    flat_requests=10,
+    flat_commits=5,
 )
 
 
 def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(x.replace("_", "").replace("k", "000")) for x in text.split(",") if x)
+    return tuple(
+        int(x.replace("_", "").replace("k", "000").replace("M", "000000"))
+        for x in text.split(",")
+        if x
+    )
+
+
+def _pair(text: str) -> tuple[int, int]:
+    sizes = _ints(text)
+    if len(sizes) != 2 or not 0 < sizes[0] < sizes[1]:
+        raise argparse.ArgumentTypeError("two sizes, the smaller first: e.g. 1k,100k")
+    return sizes[0], sizes[1]
 
 
 def _intervals(text: str) -> tuple[int | None, ...]:
@@ -148,6 +180,18 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
     )
     p.add_argument("--hooks-runs", type=int, help="runs of the hook alone per event (30)")
     p.add_argument("--startup-rounds", type=int, help="interleaved rounds of one-shots (30)")
+    p.add_argument("--flat-sizes", type=_pair, help="ops of the short and the long task (1k,100k)")
+    p.add_argument(
+        "--flat-log-sizes", type=_pair, help="ops of the two logs `baton log` reads (10k,1M)"
+    )
+    p.add_argument(
+        "--flat-tasks", type=int, help="tasks sharing the long task's ops in the many-task case"
+    )
+    p.add_argument(
+        "--flat-regenerate",
+        action="store_true",
+        help="generate the cached workspaces anew (after a change to how they are written)",
+    )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (for inspection)")
@@ -177,6 +221,13 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         hooks_rounds=args.hooks_rounds or base.hooks_rounds,
         hooks_runs=args.hooks_runs or base.hooks_runs,
         startup_rounds=args.startup_rounds or base.startup_rounds,
+        flat_sizes=args.flat_sizes or base.flat_sizes,
+        flat_log_sizes=args.flat_log_sizes or base.flat_log_sizes,
+        flat_tasks=args.flat_tasks or base.flat_tasks,
+        flat_runs=args.repeats or base.flat_runs,
+        flat_serve_runs=args.repeats or base.flat_serve_runs,
+        flat_requests=base.flat_requests,
+        flat_commits=base.flat_commits,
     )
     return args, plan
 
@@ -263,6 +314,21 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
             settle()
         if "startup" in phases:
             results["startup"] = startup.run(tmp, rounds=plan.startup_rounds).as_dict()
+        if "flat" in phases:
+            res_flat = await flat.run(
+                tmp,
+                small=plan.flat_sizes[0],
+                big=plan.flat_sizes[1],
+                log_small=plan.flat_log_sizes[0],
+                log_big=plan.flat_log_sizes[1],
+                tasks=plan.flat_tasks,
+                runs=plan.flat_runs,
+                starts=plan.flat_serve_runs,
+                requests=plan.flat_requests,
+                commit_count=plan.flat_commits,
+                regenerate=args.flat_regenerate,
+            )
+            results["flat"] = res_flat.as_dict()
     finally:
         if args.keep:
             print(f"kept {tmp}")
