@@ -46,6 +46,7 @@ from .changes import (
 )
 from .effects import (
     EffectResult,
+    applied_shifts,
     apply_accepted,
     content_hash,
     expected_line,
@@ -61,6 +62,7 @@ from .models import (
     ContextListed,
     ContextRead,
     ContextText,
+    HunkBody,
     HunkState,
     HunkStatus,
     Model,
@@ -501,12 +503,20 @@ class Task:
         """This task's proposals for the file still awaiting review (not landed hunks:
         those are in the file already)."""
         state = await self.state()
-        hunks = [
-            state.hunks[i]
-            for i in state.hunk_ids_of(rel)
-            if state.hunks[i].status == HunkStatus.PENDING and not state.hunks[i].landed
+        of_file = [state.hunks[i] for i in state.hunk_ids_of(rel)]
+        hunks = [h for h in of_file if h.status == HunkStatus.PENDING and not h.landed]
+        shifts = applied_shifts(of_file)  # once, not once per hunk
+        bodies = await self.ws.store.get_blobs(sorted({h.body for h in hunks}))  # one hop
+        return [
+            Pending(
+                h.id,
+                HunkBody.model_validate_json(bodies[h.body])
+                if h.body in bodies
+                else await hunk_body(self.ws, h),  # says missing or corrupt
+                expected_line(state, h, shifts),
+            )
+            for h in hunks
         ]
-        return [Pending(h.id, await hunk_body(self.ws, h), expected_line(state, h)) for h in hunks]
 
     async def _record_change(self, built: BuiltChange) -> Proposal:
         payload = built.payload
