@@ -33,10 +33,11 @@ applied. Three kinds of workspace are built from it:
 
 Generating 100k ops takes long (tens of minutes on a loaded 2-core VM), so each
 workspace is cached under `~/.cache/baton-bench/flat-<GENERATOR>-<format>/`
-(`XDG_CACHE_HOME` is honoured): the generator's version, and a digest of the database
-schema and of what a checkpoint holds (`format_digest`), so a workspace this Baton could
-not read as it writes them is never used. A change to when or how checkpoints are
-written keeps the cache: `--flat-regenerate` (or a new GENERATOR) makes new ones. Every
+(`XDG_CACHE_HOME` is honoured): the generator's version, and a digest of the tables of
+the log (`format_digest`), so a log this Baton could not read is never used. Checkpoints
+are a cache of the log: a cached workspace's are brought to this Baton's format once
+(`prepare`: each task checkpointed where its log ends, as its agent would leave it).
+`--flat-regenerate` (or a new GENERATOR) makes new workspaces. Every
 measured use works on a copy in the bench's temp dir: commands that write (a step, a
 checkpoint) leave the cache as it is.
 
@@ -84,12 +85,14 @@ import baton
 from baton import calls
 from baton.agent import Task, Worker
 from baton.changes import build_change
+from baton.checkpoints import DELTA, FULL
 from baton.lsp import protocol
 from baton.lsp.client import ScriptedEditor
 from baton.lsp.protocol import TASK as TASK_REQUEST
 from baton.models import Decision, HunkStatus, StepStatus, TaskState
 from baton.review import decide
 from baton.store import NewOp
+from baton.store.sqlite import MIGRATIONS
 from baton.workspace import Workspace, database_path
 
 from . import lsp
@@ -369,23 +372,55 @@ async def multiply_log(root: Path, total: int) -> None:
 
 
 async def format_digest() -> str:
-    """What the cached databases depend on besides the generator: the schema a new
-    workspace gets (tables, indexes, user_version) and what a checkpoint holds (the
-    JSON schema of TaskState). A change to either regenerates them; a change to when
-    checkpoints are written does not, by itself (`--flat-regenerate`)."""
+    """What the cached logs depend on besides the generator: the tables a new workspace
+    gets for its log, blobs and tasks (their SQL). Checkpoints are left out — they are a
+    cache of the log, brought to this Baton's format by `prepare` — so a change to how
+    or when they are written does not mean generating 100k ops again (an hour here)."""
     with tempfile.TemporaryDirectory(prefix="baton-bench-schema-") as folder:
         async with await Workspace.open(Path(folder)):
             pass
         conn = sqlite3.connect(database_path(Path(folder)))
         try:
             tables = conn.execute(
-                "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"
+                "SELECT type, name, sql FROM sqlite_master WHERE tbl_name != 'checkpoints' "
+                "ORDER BY type, name"
             ).fetchall()
-            (version,) = conn.execute("PRAGMA user_version").fetchone()
         finally:
             conn.close()
-    schema = [tables, version, TaskState.model_json_schema()]
-    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:10]
+    return hashlib.sha256(json.dumps(tables, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def checkpoint_digest() -> str:
+    """What a checkpoint holds and how it is stored: the schema version, the state's JSON
+    schema, and the header lines of checkpoints.py."""
+    parts = [len(MIGRATIONS), TaskState.model_json_schema(), FULL.decode(), DELTA.decode()]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:10]
+
+
+async def prepare(target: Path) -> None:
+    """Bring a cached workspace's checkpoints to this Baton's format, once: each task
+    folded and checkpointed where its log ends, as the agents that wrote it would have
+    left it (they save every 256 ops and when they close). Done on a copy that then
+    takes the cached one's place, and marked, so the measured copies start from it."""
+    mark = target / f"prepared-{checkpoint_digest()}"
+    if mark.exists():
+        return
+    print(f"flat: bringing {target.name}'s checkpoints to this Baton's format …", flush=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        shutil.copytree(target / "ws", work / "ws", ignore=shutil.ignore_patterns("*-shm"))
+        async with await Workspace.open(work / "ws", create=False) as ws:
+            for task_id in await ws.task_ids():
+                await ws.checkpoint(task_id)
+        old = target / "ws"
+        old.rename(target / "ws.old")
+        (work / "ws").rename(old)
+        shutil.rmtree(target / "ws.old")
+        for stale in target.glob("prepared-*"):
+            stale.unlink()
+        mark.touch()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 async def cache_dir() -> Path:
@@ -473,6 +508,7 @@ async def cached(
             raise
         fresh = True
         print(f"flat: {name} generated in {time.monotonic() - t0:.0f} s", flush=True)
+    await prepare(target)
     meta = json.loads((target / "meta.json").read_text())
     ops, tasks, proposals, db_mb = describe(target / "ws")
     hunks = meta.get("hunks", {})
