@@ -91,7 +91,6 @@ from baton.lsp.client import ScriptedEditor
 from baton.lsp.protocol import TASK as TASK_REQUEST
 from baton.models import Decision, HunkStatus, StepStatus, TaskState
 from baton.review import decide
-from baton.store import NewOp
 from baton.store.sqlite import MIGRATIONS
 from baton.workspace import Workspace, database_path
 
@@ -746,17 +745,7 @@ async def commits(
     worker = await Worker.open(root, worker_id=WORKER, ttl=3600)
     try:
         task = calls.call_task(worker, task_id, epoch)
-        store = worker.ws.store
-        append = store.append
-        committed = [0]
-
-        async def stamped(op: NewOp) -> Any:
-            stored = await append(op)
-            committed[0] = CLOCK()
-            return stored
-
-        store.append = stamped  # type: ignore[method-assign]
-        try:
+        with lsp.commit_stamps(worker.ws.store) as committed:
             await task.state()  # the agent's own recovery, before the clock runs
             await asyncio.sleep(0.3)
             for k in range(count):
@@ -773,20 +762,11 @@ async def commits(
                 new_ids = {h.id for h in built.payload.hunks} - set(known)
                 assert new_ids, "the commit's hunk exists already"
                 await asyncio.sleep(0.15 + rng.random() * lsp.POLL_MS / 1000)
-                arrival = asyncio.ensure_future(session.arrivals.until(_shows(uri, new_ids)))
+                arrival = asyncio.ensure_future(session.arrivals.until(lsp.shows(uri, new_ids)))
                 await task.propose(name, new, "one more")
                 out.commit_ns.append(await arrival - committed[0])
-        finally:
-            store.append = append  # type: ignore[method-assign]
     finally:
         await worker.close()
-
-
-def _shows(uri: str, hunk_ids: set[str]) -> Any:
-    def test(u: str, diagnostics: list[Any]) -> bool:
-        return u == uri and any(d.code in hunk_ids for d in diagnostics)
-
-    return test
 
 
 async def serve_runs(

@@ -43,11 +43,12 @@ Measured, all from the client side (times include the client's JSON parsing):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -501,49 +502,58 @@ async def commits(
     uris = {(wide.root / n).as_uri() for n in wide.names}
     session, _ = await connect(wide.root, all_of=uris, wrapper=wrapper)
     rng = random.Random(seed)
-    store = wide.worker.ws.store
-    append = store.append
-    committed = [0]
-
-    async def stamped(op: NewOp) -> Any:
-        stored = await append(op)
-        committed[0] = CLOCK()
-        return stored
-
-    store.append = stamped  # type: ignore[method-assign]
     per_file = max(1, wide.hunks // len(wide.names))
     stride = FUNCS // per_file
     files = len(wide.names)
     order = [*range(0, files, 2), *range(1, files, 2)]
     latencies = []
     try:
-        await asyncio.sleep(0.3)  # let the restore's notices and code lens refreshes pass
-        for k in range(first, first + count):
-            f = order[k % files]
-            name = wide.names[f]
-            uri = (wide.root / name).as_uri()
-            extra = stride // 2 + stride * ((k // files) % per_file)
-            text = _source(f, FUNCS, [*(j * stride for j in range(per_file)), extra])
-            # The new hunk's id, known before the commit (ids derive from content), so a
-            # publish that arrives while `propose` is still returning is not missed.
-            task = wide.owner(name)
-            state = await task.state()
-            shown = set(state.hunk_ids_of(name))
-            built = build_change(task.id, name, (wide.root / name).read_bytes(), text.encode())
-            new_ids = {h.id for h in built.payload.hunks} - shown
-            assert len(new_ids) == 1, new_ids
-            await asyncio.sleep(0.15 + rng.random() * POLL_MS / 1000)
-            arrival = asyncio.ensure_future(session.arrivals.until(_shows(uri, new_ids)))
-            await task.propose(name, text, "one more")
-            latencies.append(await arrival - committed[0])
-        memory = session.memory_mb()
+        with commit_stamps(wide.worker.ws.store) as committed:
+            await asyncio.sleep(0.3)  # let the restore's notices and code lens refreshes pass
+            for k in range(first, first + count):
+                f = order[k % files]
+                name = wide.names[f]
+                uri = (wide.root / name).as_uri()
+                extra = stride // 2 + stride * ((k // files) % per_file)
+                text = _source(f, FUNCS, [*(j * stride for j in range(per_file)), extra])
+                # The new hunk's id, known before the commit (ids derive from content), so a
+                # publish that arrives while `propose` is still returning is not missed.
+                task = wide.owner(name)
+                state = await task.state()
+                shown = set(state.hunk_ids_of(name))
+                built = build_change(task.id, name, (wide.root / name).read_bytes(), text.encode())
+                new_ids = {h.id for h in built.payload.hunks} - shown
+                assert len(new_ids) == 1, new_ids
+                await asyncio.sleep(0.15 + rng.random() * POLL_MS / 1000)
+                arrival = asyncio.ensure_future(session.arrivals.until(shows(uri, new_ids)))
+                await task.propose(name, text, "one more")
+                latencies.append(await arrival - committed[0])
+            memory = session.memory_mb()
     finally:
-        store.append = append  # type: ignore[method-assign]
         await session.stop()
     return latencies, memory
 
 
-def _shows(uri: str, hunk_ids: set[str]) -> Callable[[str, list[types.Diagnostic]], bool]:
+@contextlib.contextmanager
+def commit_stamps(store: Any) -> Iterator[list[int]]:
+    """While inside: `stamps[0]` is the CLOCK() at which the store's last append returned
+    (its commit done), where a commit → publish latency starts."""
+    append = store.append
+    stamps = [0]
+
+    async def stamped(op: NewOp) -> Any:
+        stored = await append(op)
+        stamps[0] = CLOCK()
+        return stored
+
+    store.append = stamped
+    try:
+        yield stamps
+    finally:
+        store.append = append
+
+
+def shows(uri: str, hunk_ids: set[str]) -> Callable[[str, list[types.Diagnostic]], bool]:
     """A publish of `uri` that contains one of these hunks."""
 
     def test(u: str, diagnostics: list[types.Diagnostic]) -> bool:

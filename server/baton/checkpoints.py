@@ -16,7 +16,9 @@ damaged one, and the state is rebuilt from the log — checkpoints are only a ca
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import Field, ValidationError
 
@@ -152,13 +154,18 @@ def continued(prev: Chain | None, lsn: int, data: bytes) -> Chain:
     return Chain(lsn, prev.base, prev.lsn, prev.base_bytes, prev.delta_bytes + len(data))
 
 
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """A checkpoint row as the store keeps it."""
+class Stored(Protocol):
+    """A checkpoint row as the store keeps it (store.StoredCheckpoint), as far as loading
+    needs it: this module does no I/O and does not import the store."""
 
-    lsn: int
-    data: bytes
-    checksum: str
+    @property
+    def lsn(self) -> int: ...
+
+    @property
+    def data(self) -> bytes: ...
+
+    @property
+    def checksum(self) -> str: ...
 
 
 class Damaged(Exception):
@@ -169,7 +176,9 @@ class Damaged(Exception):
         self.lsn = lsn
 
 
-def load(task_id: str, newest: Stored, rows: dict[int, Stored]) -> tuple[TaskState, Chain] | None:
+def load(
+    task_id: str, newest: Stored, rows: Mapping[int, Stored]
+) -> tuple[TaskState, Chain] | None:
     """The state at `newest`, following its chain back through `rows` (by lsn) to a
     whole checkpoint; None if a link is missing or of another format (an older Baton's,
     a chain whose start was pruned). Damaged if a link's bytes are corrupt."""

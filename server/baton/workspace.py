@@ -192,7 +192,7 @@ class Workspace:
             chain = checkpoints.chain_of(head.lsn, head.size, head.head)
             first = chain.base if chain is not None else head.lsn
             rows = await self.store.checkpoints_between(task_id, first, head.lsn)
-            by_lsn = {r.lsn: checkpoints.Stored(r.lsn, r.data, r.checksum) for r in rows}
+            by_lsn = {r.lsn: r for r in rows}
             for lsn in sorted(by_lsn, reverse=True):
                 try:
                     loaded = checkpoints.load(task_id, by_lsn[lsn], by_lsn)

@@ -22,6 +22,7 @@ from baton.models import (
     OpKind,
     TaskState,
 )
+from baton.store import StoredCheckpoint
 
 from .test_fold import H, make_log, payloads
 
@@ -36,7 +37,7 @@ def save(state: TaskState, rows: dict[int, Stored], newest: Chain | None, whole:
         data = checkpoints.encode_full(state)
     else:
         data = checkpoints.encode_delta(state, newest)
-    rows[state.lsn] = Stored(state.lsn, data, digest(data))
+    rows[state.lsn] = StoredCheckpoint("t", state.lsn, data, digest(data))
     state.mark_saved()
     return checkpoints.continued(newest, state.lsn, data)
 
@@ -79,7 +80,7 @@ def test_a_chain_missing_a_link_or_of_an_older_format_is_not_loaded() -> None:
     del rows[first.lsn]
     assert checkpoints.load("t", rows[state.lsn], rows) is None
     old = state.model_dump_json().encode()
-    assert checkpoints.load("t", Stored(state.lsn, old, digest(old)), {}) is None
+    assert checkpoints.load("t", StoredCheckpoint("t", state.lsn, old, digest(old)), {}) is None
 
 
 def test_a_hunk_replaced_and_proposed_again_between_two_saves_keeps_the_folds_order() -> None:
