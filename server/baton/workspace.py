@@ -13,6 +13,7 @@ same result.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -36,7 +37,7 @@ from .store import (
     StoreUnavailable,
     TaskNotFound,
 )
-from .store.sqlite import Clock
+from .store.sqlite import Clock, prepare_directory
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +80,12 @@ async def open_store(
     except ImportError as e:
         raise StoreUnavailable(
             f"the database is PostgreSQL but psycopg is not installed ({e}): "
-            "pip install 'psycopg[binary,pool]'"
+            "pip install 'baton-review[postgres]'"
         ) from None
     assert where.workspace is not None
+    if create:  # the checkout's own folder all the same: hooks, gates and sockets live there
+        with contextlib.suppress(OSError):
+            prepare_directory(where.root / ".baton" / config.CONFIG_FILE)
     return await PostgresStore.open(
         where.url,
         where.workspace,
@@ -127,13 +131,17 @@ class Workspace:
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
         clock: Clock = time.time,
         inline: bool = False,
+        where: StoreConfig | None = None,
     ) -> Workspace:
         """`clock` is the store's, for leases and timestamps: tests pass a fake one.
-        `inline`: the store works in the caller's thread (`SqliteStore.open`)."""
+        `inline`: the store works in the caller's thread (`SqliteStore.open`).
+        `where`: the store setting, if the caller read it already (`store_config`)."""
         root = root.resolve()
         if not root.is_dir():
             raise StoreUnavailable(f"workspace folder {root} does not exist")
-        store = await open_store(store_config(root), create=create, clock=clock, inline=inline)
+        store = await open_store(
+            where or store_config(root), create=create, clock=clock, inline=inline
+        )
         return cls(root, store, checkpoint_every)
 
     async def close(self) -> None:

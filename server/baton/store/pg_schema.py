@@ -21,12 +21,10 @@ Differences from SQLite's schema, each for a reason:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from psycopg import AsyncConnection, errors
+from psycopg.rows import TupleRow
 
 from .base import StoreUnavailable
-
-if TYPE_CHECKING:
-    from psycopg import AsyncConnection
 
 SCHEMA = "baton"
 MIGRATION_LOCK = 0x6261746F6E  # "baton": one migrator at a time, across every host
@@ -100,23 +98,35 @@ def statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-async def schema_version(conn: AsyncConnection[object]) -> int:
+async def schema_version(conn: AsyncConnection[TupleRow]) -> int:
     """The database's schema version; 0 for a database Baton never used."""
     cur = await conn.execute("SELECT to_regclass('baton.schema_version') IS NOT NULL AS present")
     row = await cur.fetchone()
-    if row is None or not row[0]:  # type: ignore[index]
+    if row is None or not row[0]:
         return 0
     cur = await conn.execute("SELECT coalesce(max(version), 0) FROM baton.schema_version")
     row = await cur.fetchone()
-    return int(row[0]) if row is not None else 0  # type: ignore[index]
+    return int(row[0]) if row is not None else 0
 
 
-async def migrate(conn: AsyncConnection[object], where: str) -> None:
+async def migrate(conn: AsyncConnection[TupleRow], where: str) -> None:
     """Bring the schema up to date, once for everyone. The common case, already current,
     is two reads; otherwise the migration runs in one transaction under an advisory lock,
     so two hosts starting at once neither race nor leave half a schema."""
-    if await schema_version(conn) == len(MIGRATIONS):
+    current = await schema_version(conn)
+    if current == len(MIGRATIONS):
         return
+    try:
+        await _migrate(conn, where)
+    except errors.InsufficientPrivilege:
+        raise StoreUnavailable(
+            f"{where} has Baton schema v{current} and this Baton needs v{len(MIGRATIONS)}, "
+            "which this role may not create: run Baton once as the role that owns schema "
+            "baton (docs/team.md, Roles)"
+        ) from None
+
+
+async def _migrate(conn: AsyncConnection[TupleRow], where: str) -> None:
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         await conn.execute("CREATE SCHEMA IF NOT EXISTS baton")
