@@ -149,6 +149,16 @@ def start(bin_dir: Path) -> PgServer:
     return server
 
 
+def restart(server: PgServer, mode: str = "fast") -> None:
+    """Stop the server (`fast`, or `immediate`: a crash, recovered at start) and start it
+    again with the same options."""
+    _run(
+        [str(server.bin / "pg_ctl"), "-D", str(server.folder / "data"), "-m", mode, "-w",
+         "-t", "60", "-l", str(server.folder / "server.log"), "restart"],
+        server.folder,
+    )  # fmt: skip
+
+
 def stop(server: PgServer) -> None:
     """Fast shutdown, else immediate; then the folder goes. Safe to call twice."""
     data = server.folder / "data"

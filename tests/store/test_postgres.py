@@ -227,3 +227,44 @@ def test_the_sqlite_path_never_imports_psycopg(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def terminate_backends(server: PgServer, workspace: str) -> int:
+    """Cut every connection the workspace's stores hold (as a failover or a DBA does)."""
+    from baton.store.postgres import application_name
+
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            (application_name(workspace),),
+        ).fetchall()
+    return len(rows)
+
+
+async def test_connections_cut_under_a_store_are_replaced(
+    pg_server: PgServer, store: PostgresStore
+) -> None:
+    epoch = await store.begin("t", "T", "", "w", 30)
+    await store.append(note("before", "x", epoch))
+    assert terminate_backends(pg_server, store.workspace) >= 1
+    assert [o.op_id for o in await store.ops_after(2)] == ["before"]  # a read: again
+    assert terminate_backends(pg_server, store.workspace) >= 1
+    await store.append(note("after", "y", epoch))  # idempotent: again
+    assert terminate_backends(pg_server, store.workspace) >= 1
+    await store.create_task("u", "U", "")  # not idempotent, but cut before its COMMIT
+    assert [t.task_id for t in await store.tasks()] == ["t", "u"]
+
+
+async def test_an_immediate_restart_loses_nothing_confirmed(
+    pg_server: PgServer, store: PostgresStore
+) -> None:
+    """`pg_ctl restart -m immediate` is a crash of the server: everything confirmed is
+    there after its recovery (synchronous_commit=on, fsync=on), and the store's next
+    calls reconnect by themselves."""
+    from tests.pg import restart
+
+    epoch = await store.begin("t", "T", "", "w", 30)
+    confirmed = [(await store.append(note(f"n{i}", "x", epoch))).lsn for i in range(20)]
+    restart(pg_server, "immediate")
+    assert [o.lsn for o in await store.ops_after(2)] == confirmed
+    await store.append(note("later", "y", epoch))

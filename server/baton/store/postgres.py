@@ -31,6 +31,7 @@ URL (workspace.open_store): the SQLite path pays nothing for it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -87,8 +88,11 @@ POOL_SIZE_ENV = "BATON_PG_POOL"
 POOL_SIZE = 4
 CONNECT_TIMEOUT_S = 10
 RETRIES = 5
-"""Times a transaction runs again after a deadlock or serialization failure (it was
-rolled back whole; nothing of it happened)."""
+"""Times a job runs again after a deadlock, a serialization failure or a lost connection
+(`PostgresStore._retrying`)."""
+RECONNECT_PAUSE_S = 0.05
+"""The first pause after a lost connection, doubled each time (1.55 s in all): a
+restarting server refuses connections for a moment."""
 
 _NOW = "coalesce(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
 """The transaction's 'now': the database's clock, or a test's fake one (module doc)."""
@@ -168,6 +172,13 @@ def _explain(where: str, e: Exception) -> StoreUnavailable:
     return StoreUnavailable(f"{where}: {text} — {hint}")
 
 
+def _lost(e: BaseException | None) -> bool:
+    """The connection broke (the server restarted or went away), not the statement."""
+    return type(e) is psycopg.OperationalError or isinstance(
+        e, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow
+    )
+
+
 def _now_param(clock: Clock | None) -> float | None:
     return None if clock is None else clock()
 
@@ -233,7 +244,7 @@ class PostgresStore:
             await conn.close()
 
         async def configure(conn: Conn) -> None:
-            await _configure(conn, timeout)
+            await _configure(conn, timeout, workspace)
 
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             url,
@@ -264,26 +275,66 @@ class PostgresStore:
         except (psycopg.Error, PoolTimeout) as e:
             raise _explain(self.where, e) from None
 
-    async def _transaction(self, body: Callable[[Conn], Awaitable[T]]) -> T:
-        """Run `body` in one transaction: COMMIT on success, ROLLBACK on any exception;
-        again, whole, after a deadlock or a serialization failure (nothing of it stood)."""
+    async def _retrying(
+        self,
+        job: Callable[[], Awaitable[T]],
+        idempotent: bool,
+        committing: Callable[[], bool] = lambda: False,
+    ) -> T:
+        """Run `job` (a transaction or a read), again after a deadlock or serialization
+        failure (rolled back whole: nothing of it stood), and after a lost connection (a
+        database restart breaks every pooled one) when that is safe: `idempotent` jobs
+        always, others only if they lost it before their COMMIT was sent (`committing`).
+        The pool's idle connections are checked first, so the next try gets a live one."""
         for attempt in range(RETRIES + 1):
             try:
-                async with self._connection() as conn, conn.transaction():
-                    return await body(conn)
+                return await job()
             except StoreUnavailable as e:
-                cause = e.__context__
-                if attempt < RETRIES and isinstance(
+                cause, last = e.__context__, attempt == RETRIES
+                if not last and isinstance(
                     cause, errors.DeadlockDetected | errors.SerializationFailure
                 ):
+                    continue
+                if not last and _lost(cause) and (idempotent or not committing()):
+                    with contextlib.suppress(psycopg.Error, PoolTimeout):
+                        await self._pool.check()
+                    await asyncio.sleep(RECONNECT_PAUSE_S * 2**attempt)
                     continue
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def _transaction(
+        self, body: Callable[[Conn], Awaitable[T]], *, idempotent: bool = True
+    ) -> T:
+        """Run `body` in one transaction: COMMIT on success, ROLLBACK on any exception
+        (`_retrying` says when it runs again). `idempotent`: running it twice is the same
+        as once (an append: the op_id; a renewed claim: the same epoch)."""
+
+        sent = [False]
+
+        async def job() -> T:
+            sent[0] = False
+            async with self._connection() as conn:
+                async with conn.transaction():
+                    result = await body(conn)
+                    sent[0] = True  # the COMMIT goes out now: its fate may stay unknown
+                return result
+
+        return await self._retrying(job, idempotent, lambda: sent[0])
+
+    async def _read(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        async def job() -> T:
+            async with self._connection() as conn:
+                return await fn(conn)
+
+        return await self._retrying(job, idempotent=True)
+
     async def _rows(self, sql: str, **params: Any) -> list[TupleRow]:
-        async with self._connection() as conn:
+        async def fetch(conn: Conn) -> list[TupleRow]:
             cur = await conn.execute(sql, {"ws": self.workspace, **params})
             return await cur.fetchall()
+
+        return await self._read(fetch)
 
     async def _one(self, sql: str, **params: Any) -> TupleRow | None:
         rows = await self._rows(sql, **params)
@@ -543,7 +594,7 @@ class PostgresStore:
         async def body(conn: Conn) -> Op:
             return await self._create(conn, task_id, payload, await self._now(conn))
 
-        return await self._transaction(body)
+        return await self._transaction(body, idempotent=False)
 
     async def begin(
         self, task_id: str, title: str, instruction: str, worker: str, ttl: float
@@ -556,7 +607,7 @@ class PostgresStore:
             await self._create(conn, task_id, created, now)
             return await self._claim(conn, task_id, claimed, now)
 
-        return await self._transaction(body)
+        return await self._transaction(body, idempotent=False)
 
     async def claim(
         self, task_id: str, worker: str, ttl: float, *, take_from: str | None = None
@@ -569,8 +620,7 @@ class PostgresStore:
         return await self._transaction(body)
 
     async def check_epoch(self, task_id: str, epoch: int) -> None:
-        async with self._connection() as conn:
-            info = await self._task_row(conn, task_id)
+        info = await self.task(task_id)
         if info.status != "open":
             raise TaskClosed(f"task {task_id} is {info.status}; it takes no more writes")
         if info.epoch != epoch:
@@ -617,7 +667,7 @@ class PostgresStore:
                 await self._now(conn),
             )
 
-        await self._transaction(body)
+        await self._transaction(body, idempotent=False)
 
     async def finish(self, task_id: str, epoch: int, payload: TaskFinished) -> Op:
         """task.finished also closes the task row: one transaction for both."""
@@ -643,7 +693,7 @@ class PostgresStore:
                 await self._now(conn),
             )
 
-        return await self._transaction(body)
+        return await self._transaction(body, idempotent=False)
 
     async def tasks(self) -> list[TaskInfo]:
         rows = await self._rows(
@@ -652,8 +702,7 @@ class PostgresStore:
         return [task_info(r) for r in rows]
 
     async def task(self, task_id: str) -> TaskInfo:
-        async with self._connection() as conn:
-            return await self._task_row(conn, task_id)
+        return await self._read(lambda conn: self._task_row(conn, task_id))
 
     # --- checkpoints ------------------------------------------------------------------
 
@@ -728,11 +777,13 @@ class PostgresStore:
         await self._transaction(body)
 
     async def delete_checkpoints(self) -> int:
-        async with self._connection() as conn:
+        async def body(conn: Conn) -> int:
             cur = await conn.execute(
                 "DELETE FROM baton.checkpoints WHERE ws = %(ws)s", {"ws": self.workspace}
             )
             return cur.rowcount
+
+        return await self._transaction(body)
 
     # --- repair -----------------------------------------------------------------------
 
@@ -758,7 +809,7 @@ class PostgresStore:
             )
             await self._drop_checkpoints_from(conn, str(row[2]), lsn)
 
-        await self._transaction(body)
+        await self._transaction(body, idempotent=False)
 
     async def put_back(self, lsn: int) -> None:
         """Return a set-aside op to the log at its own LSN."""
@@ -785,7 +836,7 @@ class PostgresStore:
                 )
             await self._drop_checkpoints_from(conn, str(row[2]), lsn)
 
-        await self._transaction(body)
+        await self._transaction(body, idempotent=False)
 
     async def _bump(self, conn: Conn) -> None:
         """Take the workspace's lock (no append interleaves) and bump its version."""
@@ -876,15 +927,20 @@ async def _put_blobs(conn: Conn, rows: list[tuple[str, str, int, bytes]]) -> Non
         )
 
 
-async def _configure(conn: Conn, busy_timeout: float) -> None:
-    """Every connection: durable commits whatever the server's default, and lock waits
-    bounded by the busy timeout, as SQLite's (then StoreUnavailable, 'locked')."""
+async def _configure(conn: Conn, busy_timeout: float, workspace: str) -> None:
+    """Every connection: durable commits whatever the server's default, lock waits
+    bounded by the busy timeout, as SQLite's (then StoreUnavailable, 'locked'), and the
+    workspace in pg_stat_activity's application_name (a DBA sees whose it is)."""
     await conn.execute(
         "SELECT set_config('synchronous_commit', 'on', false), "
         "set_config('lock_timeout', %s, false), "
-        "set_config('application_name', 'baton', false)",
-        (f"{int(busy_timeout * 1000)}ms",),
+        "set_config('application_name', %s, false)",
+        (f"{int(busy_timeout * 1000)}ms", application_name(workspace)),
     )
+
+
+def application_name(workspace: str) -> str:
+    return f"baton {workspace}"[:63]
 
 
 async def _setup(
@@ -892,7 +948,7 @@ async def _setup(
 ) -> tuple[bool, float]:
     """Migrate, find out whether this connection may write, make or find the workspace;
     the skew between the database's clock and this host's."""
-    await _configure(conn, busy_timeout)
+    await _configure(conn, busy_timeout, workspace)
     cur = await conn.execute(
         "SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on', "
         "extract(epoch FROM clock_timestamp())::float8"
