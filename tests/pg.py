@@ -232,5 +232,12 @@ def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     return name
 
 
+def another_workspace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that makes several workspaces in one run (one per folder) gives each its
+    own id on PostgreSQL; on SQLite each folder has its own file anyway."""
+    if os.environ.get("BATON_DATABASE_URL"):
+        monkeypatch.setenv("BATON_WORKSPACE", fresh_workspace())
+
+
 BOTH_BACKENDS = pytest.mark.parametrize("store_backend", ["sqlite", "postgres"], indirect=True)
 """A module's `pytestmark`: each of its tests runs on SQLite and on PostgreSQL."""
