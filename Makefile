@@ -10,11 +10,11 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,postgres]'
+	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 $(VENV)/.bench: $(STAMP)
-	$(BIN)/pip install --quiet -e '.[test,postgres,bench]'
+	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(VENV)/.bench
 
 demo: $(STAMP)

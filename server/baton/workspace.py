@@ -80,7 +80,7 @@ async def open_store(
     except ImportError as e:
         raise StoreUnavailable(
             f"the database is PostgreSQL but psycopg is not installed ({e}): "
-            "pip install 'baton-review[postgres]'"
+            "reinstall baton-review, which depends on it"
         ) from None
     assert where.workspace is not None
     if create:  # the checkout's own folder all the same: hooks, gates and sockets live there
