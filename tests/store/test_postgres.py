@@ -268,3 +268,79 @@ async def test_an_immediate_restart_loses_nothing_confirmed(
     restart(pg_server, "immediate")
     assert [o.lsn for o in await store.ops_after(2)] == confirmed
     await store.append(note("later", "y", epoch))
+
+
+# --- the change feed ---------------------------------------------------------------------
+
+
+async def listening(store: PostgresStore) -> None:
+    """Start the store's listener, wait until it listens, and drop the wake-up its start
+    gives (so that the next wake is a notification's, or the safety net's)."""
+    from tests.conftest import until
+
+    await store.wait_for_change(0.01)
+    await until(lambda: store.feed_live)
+    store._wake.clear()
+
+
+async def test_a_notification_wakes_a_waiter_at_once(pg_server: PgServer) -> None:
+    """With a safety net of a minute, only the NOTIFY of the append's transaction can end
+    the wait within the test's ten seconds."""
+    workspace = fresh_workspace()
+    writer = await PostgresStore.open(pg_server.url, workspace)
+    waiter = await PostgresStore.open(pg_server.url, workspace)
+    try:
+        epoch = await writer.begin("t", "T", "", "w", 30)
+        waiter.feed_safety_s = 60
+        await listening(waiter)
+        seen = await waiter.data_version()
+        waiting = asyncio.create_task(waiter.wait_for_change(60))
+        await writer.append(note("n", "x", epoch))
+        await asyncio.wait_for(waiting, 10)
+        assert await waiter.data_version() != seen
+    finally:
+        await writer.close()
+        await waiter.close()
+
+
+async def test_a_lost_notification_only_costs_the_safety_net(pg_server: PgServer) -> None:
+    """A writer whose notifications go nowhere (lost): the waiter still sees its commit,
+    after its safety-net interval and not before."""
+    workspace = fresh_workspace()
+    writer = await PostgresStore.open(pg_server.url, workspace)
+    waiter = await PostgresStore.open(pg_server.url, workspace)
+    try:
+        epoch = await writer.begin("t", "T", "", "w", 30)
+        writer._channel = "baton_nobody_listens"
+        waiter.feed_safety_s = 0.3
+        await listening(waiter)
+        seen = await waiter.data_version()
+        await writer.append(note("n", "x", epoch))
+        started = time.monotonic()
+        await asyncio.wait_for(waiter.wait_for_change(60), 10)
+        assert time.monotonic() - started >= 0.29  # woken by the safety net, not a NOTIFY
+        assert await waiter.data_version() != seen
+    finally:
+        await writer.close()
+        await waiter.close()
+
+
+async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: PgServer) -> None:
+    from tests.conftest import until
+
+    workspace = fresh_workspace()
+    writer = await PostgresStore.open(pg_server.url, workspace)
+    waiter = await PostgresStore.open(pg_server.url, workspace)
+    try:
+        epoch = await writer.begin("t", "T", "", "w", 30)
+        waiter.feed_safety_s = 60
+        await listening(waiter)
+        assert terminate_backends(pg_server, workspace) >= 1
+        await until(lambda: not waiter.feed_live)
+        await listening(waiter)
+        waiting = asyncio.create_task(waiter.wait_for_change(60))
+        await writer.append(note("n", "x", epoch))
+        await asyncio.wait_for(waiting, 10)
+    finally:
+        await writer.close()
+        await waiter.close()

@@ -23,7 +23,15 @@ what differs is how each guarantee is kept when writers are separate hosts:
 * **Durability**: `synchronous_commit = on` on every connection, whatever the server's
   default: a confirmed commit is on the database's disk.
 * **Errors**: a server that is down, refuses the role, or is read-only is
-  StoreUnavailable with one line naming the database (never its password).
+  StoreUnavailable with one line naming the database (never its password). A connection
+  lost under the store (a restart, a failover) is replaced and the job run again where
+  that is safe (`_retrying`).
+* **Change feed**: every change of the log sends `pg_notify` on the workspace's channel in
+  its own transaction (delivered at the commit); a waiter (`wait_for_change`: an agent's
+  `wait_for_review`, the editor's live updates) listens on a connection of its own and
+  wakes at once, and looks anyway every `feed_safety_s`, since a notification can be lost.
+  NOTIFY serialises committers cluster-wide on its queue lock: cheap at Baton's rates (a
+  few hundred appends a second), worth knowing on a database shared with busier users.
 
 psycopg is imported here only, and this module only when the setting is a PostgreSQL
 URL (workspace.open_store): the SQLite path pays nothing for it.
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 import time
@@ -40,7 +49,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import AsyncConnection, errors
+from psycopg import AsyncConnection, errors, sql
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
@@ -90,6 +99,11 @@ CONNECT_TIMEOUT_S = 10
 RETRIES = 5
 """Times a job runs again after a deadlock, a serialization failure or a lost connection
 (`PostgresStore._retrying`)."""
+FEED_SAFETY_S = 1.0
+"""How long a waiter with a live change feed waits without a notification before it looks
+anyway: what a lost notification costs (tests/store/test_postgres.py)."""
+FEED_RETRY_MAX_S = 5.0
+"""The longest pause before the change feed's listener connects again."""
 RECONNECT_PAUSE_S = 0.05
 """The first pause after a lost connection, doubled each time (1.55 s in all): a
 restarting server refuses connections for a moment."""
@@ -116,7 +130,7 @@ INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
 SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
 FROM next
 ON CONFLICT (ws, op_id) DO NOTHING
-RETURNING lsn, at
+RETURNING lsn, at, pg_notify(%(channel)s, '')
 """
 
 _INSERT = """
@@ -127,7 +141,7 @@ WITH next AS (
 INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
 SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, %(at)s
 FROM next
-RETURNING lsn
+RETURNING lsn, pg_notify(%(channel)s, '')
 """
 
 
@@ -208,6 +222,13 @@ class PostgresStore:
         self.clock: Clock = test_clock if test_clock is not None else self._database_clock
         """Seconds since the epoch as the database counts them: only for estimates (how
         long to wait for a lease to end, what to show), never to judge a lease."""
+        self._channel = channel_of(workspace)
+        self.feed_safety_s = FEED_SAFETY_S
+        self.feed_live = False
+        """Whether the change feed's listener is connected and listening."""
+        self._wake = asyncio.Event()
+        self._listener: asyncio.Task[None] | None = None
+        self._closed = False
 
     def _database_clock(self) -> float:
         """This host's clock corrected by the skew to the database's (module doc)."""
@@ -260,6 +281,11 @@ class PostgresStore:
         return cls(pool, url, workspace, read_only, clock, skew)
 
     async def close(self) -> None:
+        self._closed = True
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
         await self._pool.close()
 
     # --- running work -----------------------------------------------------------------
@@ -356,6 +382,7 @@ class PostgresStore:
             kind=op.kind.value,
             payload=payload,
             fenced=op.is_fenced,
+            channel=self._channel,
         )
         blobs = [(self.workspace, h, len(d), d) for h, d in sorted(op.blobs.items())]
 
@@ -440,6 +467,61 @@ class PostgresStore:
         row = await self._one("SELECT version FROM baton.workspaces WHERE ws = %(ws)s")
         return int(row[0]) if row else 0
 
+    # --- the change feed ----------------------------------------------------------------
+
+    async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
+        """Return once another connection may have committed: at once after a
+        notification on the workspace's channel (NOTIFY is sent in each change's own
+        transaction, so it arrives after the commit), else after `feed_safety_s` — the
+        safety net, since a notification can be lost (the listener's connection broke, a
+        server restarted) — and never later than `limit`. Until the listener is up, and
+        while it reconnects, this polls every `poll` seconds as SQLite does. The
+        listener is started by the first wait: one-shot commands never open it."""
+        if self._listener is None and not self._closed:
+            self._listener = asyncio.create_task(self._listen(), name=f"listen {self.workspace}")
+        if self._wake.is_set():
+            self._wake.clear()
+            return
+        timeout = self.feed_safety_s if self.feed_live else poll
+        if limit is not None:
+            timeout = max(0.0, min(timeout, limit))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
+
+    async def _listen(self) -> None:
+        """LISTEN on a connection of its own (a pooled one goes back to the pool), for as
+        long as the store is open; after a failure, again after a pause. Each (re)start
+        wakes the waiters: whatever was sent while nobody listened is looked for."""
+        pause = RECONNECT_PAUSE_S
+        while not self._closed:
+            try:
+                conn = await AsyncConnection.connect(
+                    self.url,
+                    autocommit=True,
+                    connect_timeout=CONNECT_TIMEOUT_S,
+                    application_name=application_name(self.workspace),
+                )
+            except psycopg.Error as e:
+                log.info("change feed of %s: cannot connect: %s", self.workspace, _first_line(e))
+            else:
+                try:
+                    await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+                    self.feed_live = True
+                    self._wake.set()
+                    pause = RECONNECT_PAUSE_S
+                    async for _ in conn.notifies():
+                        self._wake.set()
+                except psycopg.Error as e:
+                    log.info("change feed of %s lost: %s", self.workspace, _first_line(e))
+                finally:
+                    self.feed_live = False
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.close()
+            self._wake.set()  # look now: the feed may have missed something
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, FEED_RETRY_MAX_S)
+
     # --- blobs ------------------------------------------------------------------------
 
     async def put_blob(self, data: bytes) -> str:
@@ -520,6 +602,7 @@ class PostgresStore:
                     "kind": kind.value,
                     "payload": payload.model_dump_json(),
                     "at": at,
+                    "channel": self._channel,
                 },
             )
         except errors.UniqueViolation:
@@ -839,10 +922,12 @@ class PostgresStore:
         await self._transaction(body, idempotent=False)
 
     async def _bump(self, conn: Conn) -> None:
-        """Take the workspace's lock (no append interleaves) and bump its version."""
+        """Take the workspace's lock (no append interleaves), bump its version and
+        notify its waiters (at the commit)."""
         await conn.execute(
-            "UPDATE baton.workspaces SET version = version + 1 WHERE ws = %(ws)s",
-            {"ws": self.workspace},
+            "UPDATE baton.workspaces SET version = version + 1 WHERE ws = %(ws)s "
+            "RETURNING pg_notify(%(channel)s, '')",
+            {"ws": self.workspace, "channel": self._channel},
         )
 
     async def _drop_checkpoints_from(self, conn: Conn, task_id: str, lsn: int) -> None:
@@ -937,6 +1022,11 @@ async def _configure(conn: Conn, busy_timeout: float, workspace: str) -> None:
         "set_config('application_name', %s, false)",
         (f"{int(busy_timeout * 1000)}ms", application_name(workspace)),
     )
+
+
+def channel_of(workspace: str) -> str:
+    """The workspace's NOTIFY channel: an identifier of at most 63 bytes whatever the id."""
+    return "baton_" + hashlib.sha256(workspace.encode()).hexdigest()[:32]
 
 
 def application_name(workspace: str) -> str:

@@ -684,6 +684,11 @@ class SqliteStore:
     async def data_version(self) -> int:
         return int(await self._run(_scalar, "PRAGMA data_version"))
 
+    async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
+        """No change feed: a nap of `poll` seconds, then the caller polls `data_version`,
+        which costs no disk read."""
+        await asyncio.sleep(poll if limit is None else max(0.0, min(poll, limit)))
+
     # --- blobs ------------------------------------------------------------------------
 
     async def put_blob(self, data: bytes) -> str:
