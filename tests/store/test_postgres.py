@@ -231,7 +231,7 @@ def test_the_sqlite_path_never_imports_psycopg(tmp_path: Path) -> None:
 
 def terminate_backends(server: PgServer, workspace: str) -> int:
     """Cut every connection the workspace's stores hold (as a failover or a DBA does)."""
-    from baton.store.postgres import application_name
+    from baton.store.pg_connect import application_name
 
     with psycopg.connect(server.url, autocommit=True) as conn:
         rows = conn.execute(
@@ -279,8 +279,8 @@ async def listening(store: PostgresStore) -> None:
     from tests.conftest import until
 
     await store.wait_for_change(0.01)
-    await until(lambda: store.feed_live)
-    store._wake.clear()
+    await until(lambda: store.feed.live)
+    store.feed.forget()
 
 
 async def test_a_notification_wakes_a_waiter_at_once(pg_server: PgServer) -> None:
@@ -291,7 +291,7 @@ async def test_a_notification_wakes_a_waiter_at_once(pg_server: PgServer) -> Non
     waiter = await PostgresStore.open(pg_server.url, workspace)
     try:
         epoch = await writer.begin("t", "T", "", "w", 30)
-        waiter.feed_safety_s = 60
+        waiter.feed.safety_s = 60
         await listening(waiter)
         seen = await waiter.data_version()
         waiting = asyncio.create_task(waiter.wait_for_change(60))
@@ -312,7 +312,7 @@ async def test_a_lost_notification_only_costs_the_safety_net(pg_server: PgServer
     try:
         epoch = await writer.begin("t", "T", "", "w", 30)
         writer._channel = "baton_nobody_listens"
-        waiter.feed_safety_s = 0.3
+        waiter.feed.safety_s = 0.3
         await listening(waiter)
         seen = await waiter.data_version()
         await writer.append(note("n", "x", epoch))
@@ -333,10 +333,10 @@ async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: Pg
     waiter = await PostgresStore.open(pg_server.url, workspace)
     try:
         epoch = await writer.begin("t", "T", "", "w", 30)
-        waiter.feed_safety_s = 60
+        waiter.feed.safety_s = 60
         await listening(waiter)
         assert terminate_backends(pg_server, workspace) >= 1
-        await until(lambda: not waiter.feed_live)
+        await until(lambda: not waiter.feed.live)
         await listening(waiter)
         waiting = asyncio.create_task(waiter.wait_for_change(60))
         await writer.append(note("n", "x", epoch))

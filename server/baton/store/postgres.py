@@ -28,34 +28,32 @@ what differs is how each guarantee is kept when writers are separate hosts:
   that is safe (`_retrying`).
 * **Change feed**: every change of the log sends `pg_notify` on the workspace's channel in
   its own transaction (delivered at the commit); a waiter (`wait_for_change`: an agent's
-  `wait_for_review`, the editor's live updates) listens on a connection of its own and
-  wakes at once, and looks anyway every `feed_safety_s`, since a notification can be lost.
+  `wait_for_review`, the editor's live updates) wakes at once on it, and looks anyway
+  after a safety net, since a notification can be lost (pg_feed.py).
   NOTIFY serialises committers cluster-wide on its queue lock: cheap at Baton's rates (a
   few hundred appends a second), worth knowing on a database shared with busier users.
 
-psycopg is imported here only, and this module only when the setting is a PostgreSQL
-URL (workspace.open_store): the SQLite path pays nothing for it.
+psycopg is imported by this module and its parts only (pg_schema.py, pg_connect.py,
+pg_feed.py), and they only when the setting is a PostgreSQL URL (workspace.open_store):
+the SQLite path pays nothing for them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import AsyncConnection, errors, sql
+from psycopg import AsyncConnection, errors
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from .. import keys
 from ..checkpoints import HEAD_BYTES
-from ..config import redact
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
 from ..models import (
@@ -68,7 +66,6 @@ from ..models import (
     TaskInfo,
     TaskReleased,
 )
-from . import pg_schema
 from .base import (
     BlobMissing,
     CheckpointHead,
@@ -84,26 +81,29 @@ from .base import (
     TaskExists,
     TaskNotFound,
 )
+from .pg_connect import (
+    CONNECT_TIMEOUT_S,
+    Conn,
+    channel_of,
+    configure,
+    default_pool_size,
+    explain,
+    lost,
+    setup,
+    where_of,
+)
+from .pg_feed import ChangeFeed
 from .rows import row_to_op, task_info
 from .sqlite import busy_timeout_default
 
 log = logging.getLogger(__name__)
 
-Conn = AsyncConnection[TupleRow]
 Clock = Callable[[], float]
 T = TypeVar("T")
 
-POOL_SIZE_ENV = "BATON_PG_POOL"
-POOL_SIZE = 4
-CONNECT_TIMEOUT_S = 10
 RETRIES = 5
 """Times a job runs again after a deadlock, a serialization failure or a lost connection
 (`PostgresStore._retrying`)."""
-FEED_SAFETY_S = 1.0
-"""How long a waiter with a live change feed waits without a notification before it looks
-anyway: what a lost notification costs (tests/store/test_postgres.py)."""
-FEED_RETRY_MAX_S = 5.0
-"""The longest pause before the change feed's listener connects again."""
 RECONNECT_PAUSE_S = 0.05
 """The first pause after a lost connection, doubled each time (1.55 s in all): a
 restarting server refuses connections for a moment."""
@@ -149,50 +149,6 @@ class _Refused(Exception):
     """The append's insert wrote nothing: roll back, then find out why."""
 
 
-def where_of(url: str) -> str:
-    """The database a URL names, for messages: host, port and name, never a password."""
-    try:
-        info = psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return redact(url)
-    host = str(info.get("host") or os.environ.get("PGHOST") or "local socket")
-    port = info.get("port") or os.environ.get("PGPORT")
-    name = info.get("dbname") or os.environ.get("PGDATABASE") or ""
-    return f"PostgreSQL {host}{f':{port}' if port else ''}/{name}"
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _explain(where: str, e: Exception) -> StoreUnavailable:
-    """One clear line for a database error this store did not raise on purpose."""
-    text = _first_line(e)
-    if isinstance(e, PoolTimeout):
-        hint = "no connection to the database in time: is it up, and reachable from here?"
-    elif isinstance(e, errors.ReadOnlySqlTransaction):
-        hint = "the database is read-only here (a standby, or a read-only role)"
-    elif isinstance(e, errors.LockNotAvailable | errors.QueryCanceled):
-        hint = "another writer held a lock past the busy timeout (BATON_BUSY_TIMEOUT); retry"
-    elif isinstance(e, errors.InsufficientPrivilege):
-        hint = "the role lacks a grant on schema baton (docs/team.md, Roles)"
-    elif isinstance(e, errors.DiskFull):
-        hint = "the database server's disk is full"
-    elif isinstance(e, psycopg.OperationalError):
-        hint = "is the server running, and does it accept this role?"
-    else:
-        hint = "see `baton check`"
-    return StoreUnavailable(f"{where}: {text} — {hint}")
-
-
-def _lost(e: BaseException | None) -> bool:
-    """The connection broke (the server restarted or went away), not the statement."""
-    return type(e) is psycopg.OperationalError or isinstance(
-        e, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow
-    )
-
-
 def _now_param(clock: Clock | None) -> float | None:
     return None if clock is None else clock()
 
@@ -223,12 +179,8 @@ class PostgresStore:
         """Seconds since the epoch as the database counts them: only for estimates (how
         long to wait for a lease to end, what to show), never to judge a lease."""
         self._channel = channel_of(workspace)
-        self.feed_safety_s = FEED_SAFETY_S
-        self.feed_live = False
-        """Whether the change feed's listener is connected and listening."""
-        self._wake = asyncio.Event()
-        self._listener: asyncio.Task[None] | None = None
-        self._closed = False
+        """Where this store's changes are notified (in their own transactions)."""
+        self.feed = ChangeFeed(url, workspace, self._channel)
 
     def _database_clock(self) -> float:
         """This host's clock corrected by the skew to the database's (module doc)."""
@@ -250,29 +202,29 @@ class PostgresStore:
         creates one). `clock`: a test's fake clock (module doc); None in production."""
         where = where_of(url)
         timeout = busy_timeout_default() if busy_timeout is None else busy_timeout
-        size = pool_size or _pool_size()
+        size = pool_size or default_pool_size()
         try:
             conn = await AsyncConnection.connect(
                 url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
             )
         except psycopg.Error as e:
-            raise _explain(where, e) from None
+            raise explain(where, e) from None
         try:
-            read_only, skew = await _setup(conn, workspace, where, create, timeout)
+            read_only, skew = await setup(conn, workspace, where, create, timeout)
         except psycopg.Error as e:
-            raise _explain(where, e) from None
+            raise explain(where, e) from None
         finally:
             await conn.close()
 
-        async def configure(conn: Conn) -> None:
-            await _configure(conn, timeout, workspace)
+        async def each_connection(conn: Conn) -> None:
+            await configure(conn, timeout, workspace)
 
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             url,
             min_size=1,
             max_size=max(1, size),
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
-            configure=configure,
+            configure=each_connection,
             timeout=max(timeout, 1.0),
             name=f"baton {workspace}",
             open=False,
@@ -281,11 +233,7 @@ class PostgresStore:
         return cls(pool, url, workspace, read_only, clock, skew)
 
     async def close(self) -> None:
-        self._closed = True
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+        await self.feed.close()
         await self._pool.close()
 
     # --- running work -----------------------------------------------------------------
@@ -299,7 +247,7 @@ class PostgresStore:
         except StoreError:
             raise
         except (psycopg.Error, PoolTimeout) as e:
-            raise _explain(self.where, e) from None
+            raise explain(self.where, e) from None
 
     async def _retrying(
         self,
@@ -321,7 +269,7 @@ class PostgresStore:
                     cause, errors.DeadlockDetected | errors.SerializationFailure
                 ):
                     continue
-                if not last and _lost(cause) and (idempotent or not committing()):
+                if not last and lost(cause) and (idempotent or not committing()):
                     with contextlib.suppress(psycopg.Error, PoolTimeout):
                         await self._pool.check()
                     await asyncio.sleep(RECONNECT_PAUSE_S * 2**attempt)
@@ -470,57 +418,9 @@ class PostgresStore:
     # --- the change feed ----------------------------------------------------------------
 
     async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
-        """Return once another connection may have committed: at once after a
-        notification on the workspace's channel (NOTIFY is sent in each change's own
-        transaction, so it arrives after the commit), else after `feed_safety_s` — the
-        safety net, since a notification can be lost (the listener's connection broke, a
-        server restarted) — and never later than `limit`. Until the listener is up, and
-        while it reconnects, this polls every `poll` seconds as SQLite does. The
-        listener is started by the first wait: one-shot commands never open it."""
-        if self._listener is None and not self._closed:
-            self._listener = asyncio.create_task(self._listen(), name=f"listen {self.workspace}")
-        if self._wake.is_set():
-            self._wake.clear()
-            return
-        timeout = self.feed_safety_s if self.feed_live else poll
-        if limit is not None:
-            timeout = max(0.0, min(timeout, limit))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout)
-        self._wake.clear()
-
-    async def _listen(self) -> None:
-        """LISTEN on a connection of its own (a pooled one goes back to the pool), for as
-        long as the store is open; after a failure, again after a pause. Each (re)start
-        wakes the waiters: whatever was sent while nobody listened is looked for."""
-        pause = RECONNECT_PAUSE_S
-        while not self._closed:
-            try:
-                conn = await AsyncConnection.connect(
-                    self.url,
-                    autocommit=True,
-                    connect_timeout=CONNECT_TIMEOUT_S,
-                    application_name=application_name(self.workspace),
-                )
-            except psycopg.Error as e:
-                log.info("change feed of %s: cannot connect: %s", self.workspace, _first_line(e))
-            else:
-                try:
-                    await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
-                    self.feed_live = True
-                    self._wake.set()
-                    pause = RECONNECT_PAUSE_S
-                    async for _ in conn.notifies():
-                        self._wake.set()
-                except psycopg.Error as e:
-                    log.info("change feed of %s lost: %s", self.workspace, _first_line(e))
-                finally:
-                    self.feed_live = False
-                    with contextlib.suppress(psycopg.Error):
-                        await conn.close()
-            self._wake.set()  # look now: the feed may have missed something
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, FEED_RETRY_MAX_S)
+        """The change feed's wait (pg_feed.ChangeFeed.wait): at once on a notification,
+        else after its safety net; polling every `poll` until its listener is up."""
+        await self.feed.wait(poll, limit)
 
     # --- blobs ------------------------------------------------------------------------
 
@@ -1012,67 +912,4 @@ async def _put_blobs(conn: Conn, rows: list[tuple[str, str, int, bytes]]) -> Non
         )
 
 
-async def _configure(conn: Conn, busy_timeout: float, workspace: str) -> None:
-    """Every connection: durable commits whatever the server's default, lock waits
-    bounded by the busy timeout, as SQLite's (then StoreUnavailable, 'locked'), and the
-    workspace in pg_stat_activity's application_name (a DBA sees whose it is)."""
-    await conn.execute(
-        "SELECT set_config('synchronous_commit', 'on', false), "
-        "set_config('lock_timeout', %s, false), "
-        "set_config('application_name', %s, false)",
-        (f"{int(busy_timeout * 1000)}ms", application_name(workspace)),
-    )
-
-
-def channel_of(workspace: str) -> str:
-    """The workspace's NOTIFY channel: an identifier of at most 63 bytes whatever the id."""
-    return "baton_" + hashlib.sha256(workspace.encode()).hexdigest()[:32]
-
-
-def application_name(workspace: str) -> str:
-    return f"baton {workspace}"[:63]
-
-
-async def _setup(
-    conn: Conn, workspace: str, where: str, create: bool, busy_timeout: float
-) -> tuple[bool, float]:
-    """Migrate, find out whether this connection may write, make or find the workspace;
-    the skew between the database's clock and this host's."""
-    await _configure(conn, busy_timeout, workspace)
-    cur = await conn.execute(
-        "SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on', "
-        "extract(epoch FROM clock_timestamp())::float8"
-    )
-    row = await cur.fetchone()
-    assert row is not None
-    read_only, skew = bool(row[0]), float(row[1]) - time.time()
-    if read_only:
-        if await pg_schema.schema_version(conn) != len(pg_schema.MIGRATIONS):
-            raise StoreUnavailable(
-                f"{where} is read-only and has not got this Baton's schema "
-                f"(v{len(pg_schema.MIGRATIONS)}): migrate it from a writable connection"
-            )
-    else:
-        await pg_schema.migrate(conn, where)
-    if create and not read_only:
-        await conn.execute(
-            "INSERT INTO baton.workspaces(ws, created) "
-            "VALUES (%s, extract(epoch FROM clock_timestamp())) ON CONFLICT DO NOTHING",
-            (workspace,),
-        )
-    cur = await conn.execute("SELECT 1 FROM baton.workspaces WHERE ws = %s", (workspace,))
-    if await cur.fetchone() is None:
-        raise StoreUnavailable(
-            f"{where} has no workspace {workspace!r} yet (an agent's first command makes it)"
-        )
-    return read_only, skew
-
-
-def _pool_size() -> int:
-    try:
-        return max(1, int(os.environ.get(POOL_SIZE_ENV, POOL_SIZE)))
-    except ValueError:
-        return POOL_SIZE
-
-
-__all__ = ["PostgresStore", "where_of"]
+__all__ = ["PostgresStore"]
