@@ -16,6 +16,8 @@ from baton.workspace import Workspace
 
 T = TypeVar("T")
 
+pytest_plugins = ["tests.pg"]  # the private PostgreSQL server and `store_backend`
+
 SAMPLE = {
     "calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
     "notes.txt": "café ☕\r\nline two\r\n東京 no final newline",
@@ -23,7 +25,9 @@ SAMPLE = {
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, store_backend: str) -> Path:
+    """A fixture project; its store is `store_backend`'s (SQLite unless the module runs
+    on both, tests/pg.py)."""
     root = tmp_path / "project"
     root.mkdir()
     for name, text in SAMPLE.items():

@@ -550,8 +550,10 @@ class Task:
     ) -> list[HunkState]:
         """Wait until the given hunks (default: all pending) are decided or the time is up.
 
-        Polls `PRAGMA data_version`, which costs no disk read and changes only when
-        another connection commits, so waiting an hour costs next to no CPU.
+        Polls `data_version` (SQLite's `PRAGMA data_version` costs no disk read and
+        changes only when another connection commits), so waiting an hour costs next to
+        no CPU; on a store with a change feed (PostgreSQL) the poll waits for its
+        notification instead, with polling behind it (`Store.wait_for_change`).
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         ids = waited_for(await self.state(), hunk_ids)
@@ -566,9 +568,10 @@ class Task:
             if self.lost:
                 raise StaleEpoch(f"lost the lease on task {self.id} while waiting")
             while (now := await self.ws.store.data_version()) == version:
-                if deadline is not None and time.monotonic() >= deadline:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
                     break
-                await asyncio.sleep(poll)
+                await self.ws.store.wait_for_change(poll, left)
             version = now
 
     async def apply(self, hunk_ids: list[str] | None = None) -> list[EffectResult]:

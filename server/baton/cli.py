@@ -39,7 +39,7 @@ from .models import (
 )
 from .review import ReviewRefused, decide, find_hunk
 from .store import StoreUnavailable
-from .workspace import Workspace, database_path, find_root
+from .workspace import Workspace, find_root, store_config
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -94,10 +94,12 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
 
 async def open_workspace(args: argparse.Namespace, create: bool = False) -> Workspace:
     root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
-    db = database_path(root)
-    if not create and not db.exists():
+    where = store_config(root)
+    db = where.sqlite_path
+    if not create and db is not None and not db.exists():
         raise StoreUnavailable(f"no Baton database for {root} (looked for {db})")
-    return await Workspace.open(root, create=create, inline=True)  # one-shot: no thread hop
+    # one-shot: no thread hop
+    return await Workspace.open(root, create=create, inline=True, where=where)
 
 
 def read_input(source: str, option: str) -> bytes:

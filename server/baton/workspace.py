@@ -13,6 +13,7 @@ same result.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -20,8 +21,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import checkpoints
+from . import checkpoints, config
 from .checkpoints import Damaged
+from .config import StoreConfig
 from .faults import crash_point
 from .fold import apply_or_note
 from .hashing import digest
@@ -35,11 +37,11 @@ from .store import (
     StoreUnavailable,
     TaskNotFound,
 )
-from .store.sqlite import Clock
+from .store.sqlite import Clock, prepare_directory
 
 log = logging.getLogger(__name__)
 
-DB_ENV = "BATON_DB"
+DB_ENV = config.DB_ENV
 DEFAULT_CHECKPOINT_EVERY = 256
 """Ops of one task between checkpoints; chosen from bench/recovery (docs/performance.md)."""
 SAVE_AT_CLOSE = 32
@@ -50,9 +52,46 @@ REPLAY_PAGE = 2_000
 
 
 def database_path(root: Path) -> Path:
-    """`<root>/.baton/baton.db`, unless BATON_DB points elsewhere."""
+    """`<root>/.baton/baton.db`, unless BATON_DB points elsewhere (the SQLite file)."""
     override = os.environ.get(DB_ENV)
     return Path(override) if override else root / ".baton" / "baton.db"
+
+
+def store_config(root: Path) -> StoreConfig:
+    """Where the workspace at `root` keeps its store (config.py): a bad setting is
+    StoreUnavailable, one line, as a database that cannot be opened is."""
+    try:
+        return config.load(root)
+    except config.ConfigError as e:
+        raise StoreUnavailable(str(e)) from None
+
+
+async def open_store(
+    where: StoreConfig, *, create: bool = True, clock: Clock = time.time, inline: bool = False
+) -> Store:
+    """The store `where` names. The PostgreSQL module (and psycopg with it) is imported
+    only for a PostgreSQL URL: the default SQLite path pays nothing for it. A clock other
+    than the wall clock is a test's (PostgresStore's docstring says how it is honoured)."""
+    if where.url is None:
+        assert where.sqlite_path is not None
+        return await SqliteStore.open(where.sqlite_path, create=create, clock=clock, inline=inline)
+    try:
+        from .store.postgres import PostgresStore
+    except ImportError as e:
+        raise StoreUnavailable(
+            f"the database is PostgreSQL but psycopg is not installed ({e}): "
+            "reinstall baton-review, which depends on it"
+        ) from None
+    assert where.workspace is not None
+    if create:  # the checkout's own folder all the same: hooks, gates and sockets live there
+        with contextlib.suppress(OSError):
+            prepare_directory(where.root / ".baton" / config.CONFIG_FILE)
+    return await PostgresStore.open(
+        where.url,
+        where.workspace,
+        create=create,
+        clock=None if clock is time.time else clock,
+    )
 
 
 def find_root(start: Path) -> Path:
@@ -92,14 +131,16 @@ class Workspace:
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
         clock: Clock = time.time,
         inline: bool = False,
+        where: StoreConfig | None = None,
     ) -> Workspace:
         """`clock` is the store's, for leases and timestamps: tests pass a fake one.
-        `inline`: the store works in the caller's thread (`SqliteStore.open`)."""
+        `inline`: the store works in the caller's thread (`SqliteStore.open`).
+        `where`: the store setting, if the caller read it already (`store_config`)."""
         root = root.resolve()
         if not root.is_dir():
             raise StoreUnavailable(f"workspace folder {root} does not exist")
-        store = await SqliteStore.open(
-            database_path(root), create=create, clock=clock, inline=inline
+        store = await open_store(
+            where or store_config(root), create=create, clock=clock, inline=inline
         )
         return cls(root, store, checkpoint_every)
 

@@ -1,5 +1,7 @@
 """SIGKILL the agent at every operation boundary and at random instants; a new worker
-takes over and every invariant holds (issue #2's crash matrix)."""
+takes over and every invariant holds (issue #2's crash matrix) — on SQLite and on
+PostgreSQL (the processes under test get BATON_DATABASE_URL and a BATON_WORKSPACE of
+their own per run, tests/pg.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from baton.faults import POINTS
+from tests.pg import BOTH_BACKENDS, another_workspace
 
 from . import scenario
 from .harness import check_invariants, finish_cleanly, reviewer, spawn
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, BOTH_BACKENDS]
 
 
 async def crash_once(root: Path, point: str, nth: int) -> bool:
@@ -27,11 +30,14 @@ async def crash_once(root: Path, point: str, nth: int) -> bool:
 
 
 @pytest.mark.parametrize("point", POINTS)
-async def test_every_boundary(tmp_path: Path, point: str) -> None:
+async def test_every_boundary(
+    tmp_path: Path, point: str, monkeypatch: pytest.MonkeyPatch, store_backend: str
+) -> None:
     nth = 1
     while True:
         root = tmp_path / f"{point}-{nth}"
         root.mkdir()
+        another_workspace(monkeypatch)
         scenario.setup(root)
         async with reviewer(root):
             fired = await crash_once(root, point, nth)
@@ -43,11 +49,14 @@ async def test_every_boundary(tmp_path: Path, point: str) -> None:
     assert nth > 1, f"the scenario never reached {point}"
 
 
-async def test_random_instants(tmp_path: Path) -> None:
+async def test_random_instants(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_backend: str
+) -> None:
     rng = random.Random(20261129)
     for run in range(8):
         root = tmp_path / f"run-{run}"
         root.mkdir()
+        another_workspace(monkeypatch)
         scenario.setup(root)
         async with reviewer(root):
             proc = await spawn(root)
@@ -59,7 +68,7 @@ async def test_random_instants(tmp_path: Path) -> None:
         await check_invariants(root)
 
 
-async def test_crash_during_recovery_converges(tmp_path: Path) -> None:
+async def test_crash_during_recovery_converges(tmp_path: Path, store_backend: str) -> None:
     scenario.setup(tmp_path)
     async with reviewer(tmp_path):
         assert await crash_once(tmp_path, "effect.after_write", 1)

@@ -293,11 +293,13 @@ def found(pattern: str, text: str) -> str:
 
 def test_the_quick_start_names_what_make_test_installs() -> None:
     """The Debian packages and the code-server version the README lists for `make test`
-    are those the Makefile and vscode-client/e2e/install.sh install."""
+    are those the Makefile (with its mk/*.mk) and vscode-client/e2e/install.sh install."""
     text = README.read_text(encoding="utf-8")
     bullet = found(r"^(- `make test`(?:.|\n)*?)\n\n", text)
     listed = set(re.findall(r"`([a-z0-9][a-z0-9.+-]*)`", bullet)) - {"sudo", "apt-get"}
-    makefile = (REPO / "Makefile").read_text()
+    makefile = "\n".join(
+        p.read_text() for p in [REPO / "Makefile", *sorted((REPO / "mk").glob("*.mk"))]
+    )
     install = (REPO / "vscode-client" / "e2e" / "install.sh").read_text()
     installed = {
         pkg

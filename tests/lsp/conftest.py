@@ -63,8 +63,9 @@ def capabilities(request: pytest.FixtureRequest) -> types.ClientCapabilities:
 
 
 @pytest.fixture
-async def seeded(tmp_path: Path) -> Path:
-    """A workspace where an agent proposed three hunks in calc.py and is waiting."""
+async def seeded(tmp_path: Path, store_backend: str) -> Path:
+    """A workspace where an agent proposed three hunks in calc.py and is waiting (in
+    `store_backend`'s store: SQLite unless the module asks for PostgreSQL)."""
     root = tmp_path / "ws"
     root.mkdir()
     (root / "calc.py").write_text(CALC)

@@ -13,9 +13,12 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+import pytest
 
 from baton.store import SqliteStore, Store
+from tests.pg import PgServer, fresh_workspace
 
 
 class Backend(Protocol):
@@ -80,4 +83,68 @@ class SqliteInline(Sqlite):
         return await SqliteStore.open(self.path, clock=clock, inline=True)
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": Sqlite, "sqlite-inline": SqliteInline}
+class Postgres:
+    """A fresh workspace id in the session's private PostgreSQL server (tests/pg.py): the
+    database is shared with every other test's workspace, as a team's is."""
+
+    name = "postgres"
+
+    def __init__(self, server: PgServer) -> None:
+        self.url = server.url
+        self.workspace = fresh_workspace()
+
+    async def open(self, clock: Callable[[], float] = time.time) -> Store:
+        from baton.store.postgres import PostgresStore
+
+        return await PostgresStore.open(
+            self.url, self.workspace, clock=None if clock is time.time else clock
+        )
+
+    def _sql(self, sql: str, **params: object) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            cur = conn.execute(sql, {"ws": self.workspace, **params})
+            return cur.fetchall() if cur.description else []
+
+    def corrupt_blob(self, digest: str) -> None:
+        self._sql(
+            "UPDATE baton.blobs SET data = 'damaged' WHERE ws = %(ws)s AND hash = %(h)s", h=digest
+        )
+
+    def corrupt_checkpoint(self, task_id: str, lsn: int, data: bytes) -> None:
+        self._sql(
+            "UPDATE baton.checkpoints SET data = %(data)s "
+            "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn = %(lsn)s",
+            data=data,
+            task=task_id,
+            lsn=lsn,
+        )
+
+    def checkpoint_lsns(self, task_id: str) -> list[int]:
+        rows = self._sql(
+            "SELECT lsn FROM baton.checkpoints WHERE ws = %(ws)s AND task_id = %(task)s "
+            "ORDER BY lsn DESC",
+            task=task_id,
+        )
+        return [int(lsn) for (lsn,) in rows]
+
+    def rewrite_op(self, op_id: str, kind: str, payload: str) -> None:
+        self._sql(
+            "UPDATE baton.ops SET kind = %(kind)s, payload = %(payload)s "
+            "WHERE ws = %(ws)s AND op_id = %(op_id)s",
+            kind=kind,
+            payload=payload,
+            op_id=op_id,
+        )
+
+
+def _postgres(tmp: Path, request: pytest.FixtureRequest) -> Backend:
+    return Postgres(request.getfixturevalue("pg_server"))
+
+
+BACKENDS: dict[str, Callable[[Path, pytest.FixtureRequest], Backend]] = {
+    "sqlite": lambda tmp, _: Sqlite(tmp),
+    "sqlite-inline": lambda tmp, _: SqliteInline(tmp),
+    "postgres": _postgres,
+}

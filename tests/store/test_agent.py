@@ -15,6 +15,9 @@ from baton.review import decide
 from baton.store import LeaseHeld, StaleEpoch
 from baton.workspace import Workspace
 from tests.conftest import FakeClock, until
+from tests.pg import BOTH_BACKENDS
+
+pytestmark = BOTH_BACKENDS
 
 
 async def test_a_reproposed_hunk_keeps_its_decision(worker: Worker, project: Path) -> None:

@@ -33,7 +33,7 @@ from .backends import BACKENDS, Backend
 
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    return BACKENDS[request.param](tmp_path)
+    return BACKENDS[request.param](tmp_path, request)
 
 
 @pytest.fixture

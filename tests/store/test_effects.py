@@ -19,6 +19,9 @@ from baton.effects import (
 )
 from baton.models import Decision, HunkStatus, OpKind
 from baton.review import ReviewRefused, decide
+from tests.pg import BOTH_BACKENDS
+
+pytestmark = BOTH_BACKENDS
 
 BASE = "".join(f"line {n}\n" for n in range(1, 31))
 

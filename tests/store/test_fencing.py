@@ -14,8 +14,11 @@ from baton.models import Decision, Op, OpKind, TaskState, Unreadable
 from baton.review import decide
 from baton.store import StaleEpoch, TaskNotFound
 from baton.workspace import Workspace
+from tests.pg import BOTH_BACKENDS
 
 from ..conftest import FakeClock
+
+pytestmark = BOTH_BACKENDS
 
 FIXED = "def add(a: int, b: int) -> int:\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 

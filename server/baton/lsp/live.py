@@ -7,9 +7,10 @@ cannot take edits it writes nothing while doing so (see `BatonServer.writes_file
 
 Then it watches: `PRAGMA data_version` changes when another connection commits, and
 reading it costs no disk I/O, so polling it every 50 ms notices an agent's commit fast
-without burning CPU. Only the files whose hunks changed are re-published. `baton.refresh`
-does the same on demand: it opens databases created since, forgets what it folded, and
-re-publishes everything.
+without burning CPU. A PostgreSQL workspace's store wakes the watcher on its change feed
+(LISTEN/NOTIFY) instead, with a slower poll behind it as the safety net. Only the files
+whose hunks changed are re-published. `baton.refresh` does the same on demand: it opens
+databases created since, forgets what it folded, and re-publishes everything.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import time
 from pathlib import Path
 
 from lsprotocol import types
@@ -173,15 +175,33 @@ async def baseline(ls: BatonServer) -> dict[Path, int]:
     return versions
 
 
+async def wait_for_changes(ls: BatonServer) -> None:
+    """Until any workspace's store may have moved: SQLite ones are polled every POLL_S;
+    a PostgreSQL one wakes on its change feed (with a safety-net poll behind it), so a
+    window on PostgreSQL alone looks only when told to — and at least every DISCOVER_S,
+    for databases that appear."""
+    stores = [ws.store for ws in ls.workspaces.values()]
+    if not stores:
+        await asyncio.sleep(POLL_S)
+    elif len(stores) == 1:
+        await stores[0].wait_for_change(POLL_S, DISCOVER_S)
+    else:
+        waits = [asyncio.ensure_future(s.wait_for_change(POLL_S, DISCOVER_S)) for s in stores]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+
+
 async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
-    since_discovery = 0.0
+    discovered = time.monotonic()
     failing: dict[Path, str] = {}
     while True:
-        await asyncio.sleep(POLL_S)
+        await wait_for_changes(ls)
         moved = False
-        since_discovery += POLL_S
-        if since_discovery >= DISCOVER_S:  # an agent may create a database at any time
-            since_discovery = 0.0
+        if time.monotonic() - discovered >= DISCOVER_S:  # a database may appear any time
+            discovered = time.monotonic()
             if opened := await ls.open_workspaces([]):
                 for root in opened:
                     versions[root] = await ls.workspaces[root].store.data_version()

@@ -14,6 +14,7 @@ import contextlib
 import functools
 import gc
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
@@ -25,13 +26,14 @@ from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
 from .. import __version__, paths
+from ..config import config_path
 from ..effects import hunk_body
 from ..hunks import Lines
 from ..models import HunkBody, HunkState, TaskState
 from ..placement import Placed
 from ..review import HunkNotFound, ReviewRefused, find_hunk
 from ..store import StoreError
-from ..workspace import Workspace, database_path
+from ..workspace import Workspace, store_config
 from .errors import jsonrpc_errors
 from .index import TaskIndex
 from .jsonrpc.server import StdioLanguageServer
@@ -44,6 +46,8 @@ READY_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 10.0
 """How long shutdown waits for start-up and work in flight before it closes the stores."""
 EDITOR = "editor"
+PG_RETRY_S = 5.0
+"""How often the server tries again a PostgreSQL workspace it could not open."""
 """The reviewer name of decisions made through this server."""
 
 
@@ -181,7 +185,7 @@ class BatonServer(StdioLanguageServer):
             self._told.pop(root, None)
             if self.workspaces[root].store.read_only:
                 self.tell(
-                    f"Baton: {database_path(root)} is read-only: showing its state, but "
+                    f"Baton: {store_config(root).describe()} is read-only: showing its state, but "
                     "accepting or rejecting "
                     "is off until it is writable",
                     types.MessageType.Warning,
@@ -352,9 +356,23 @@ def store_request(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitab
 
 
 def _database_stamp(root: Path) -> tuple[float, int] | None:
-    """The database file's (mtime, size), None if there is none (blocking: a stat)."""
+    """The database file's (mtime, size), None if there is none (blocking: a stat).
+
+    A PostgreSQL workspace has no file to watch: its stamp changes every RETRY_S, so
+    a server that was down, or a workspace no agent has made yet, is tried again that
+    often (the message about it is said once). A bad setting is tried like a database
+    that cannot be opened: Workspace.open says what is wrong."""
     try:
-        st = database_path(root).stat()
+        where = store_config(root)
+    except StoreError:  # tried again when the file is edited
+        with contextlib.suppress(OSError):
+            st = config_path(root).stat()
+            return (st.st_mtime, st.st_size)
+        return (0.0, -2)
+    if where.sqlite_path is None:
+        return (float(int(time.monotonic() // PG_RETRY_S)), -3)
+    try:
+        st = where.sqlite_path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError:

@@ -146,6 +146,13 @@ class Store(Health, Protocol):
         """Changes whenever another connection commits: a cheap 'anything new?'."""
         ...
 
+    async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
+        """Return when another connection may have committed, the caller then looks
+        (`data_version`): at once on a change feed's notification (PostgreSQL's LISTEN),
+        else after a safety-net interval, since a notification can be lost; without a
+        feed (SQLite) after `poll` seconds — polling. Never later than `limit`."""
+        ...
+
     # --- blobs ------------------------------------------------------------------------
 
     async def get_blob(self, digest: str) -> bytes:

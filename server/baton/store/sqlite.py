@@ -40,12 +40,10 @@ import resource
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-
-from pydantic import ValidationError
 
 from .. import keys
 from ..checkpoints import HEAD_BYTES
@@ -61,8 +59,6 @@ from ..models import (
     TaskFinished,
     TaskInfo,
     TaskReleased,
-    Unreadable,
-    parse_payload,
 )
 from .base import (
     BlobMissing,
@@ -79,6 +75,8 @@ from .base import (
     TaskExists,
     TaskNotFound,
 )
+from .rows import row_to_op as _row_to_op
+from .rows import task_info as _task_info
 
 BUSY_TIMEOUT_ENV = "BATON_BUSY_TIMEOUT"
 BUSY_TIMEOUT_S = 10.0
@@ -165,54 +163,6 @@ CREATE TABLE IF NOT EXISTS set_aside(
 )
 """
 _TASK_COLUMNS = "task_id, title, status, epoch, worker, lease_expires, created"
-
-
-def _row_to_op(row: Iterable[Any]) -> Op:
-    """A row as an Op; a row this Baton cannot read becomes an `Unreadable` op in its
-    place, so that the fold passes over it and every face reports it by name."""
-    lsn, op_id, task_id, epoch, kind, payload, at = row
-    try:
-        return Op(
-            lsn=lsn,
-            op_id=op_id,
-            task_id=task_id,
-            epoch=epoch,
-            kind=kind,
-            payload=parse_payload(OpKind(kind), payload),
-            at=at,
-        )
-    except (ValueError, TypeError) as e:  # pydantic's ValidationError is a ValueError
-        return Op(
-            lsn=lsn,
-            op_id=str(op_id),
-            task_id=str(task_id),
-            epoch=epoch if isinstance(epoch, int) else 0,
-            kind=OpKind.UNREADABLE,
-            payload=Unreadable(kind=str(kind)[:100], error=_first_error(e)),
-            at=at if isinstance(at, float) else 0.0,
-        )
-
-
-def _first_error(e: Exception) -> str:
-    """One line: pydantic's first complaint with its field, or the error itself."""
-    if isinstance(e, ValidationError):
-        first = e.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        return f"{where}: {first['msg']}" if where else str(first["msg"])
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
-
-
-def _task_info(row: Iterable[Any]) -> TaskInfo:
-    task_id, title, status, epoch, worker, lease_expires, created = row
-    return TaskInfo(
-        task_id=task_id,
-        title=title,
-        status=status,
-        epoch=epoch,
-        worker=worker,
-        lease_expires=lease_expires,
-        created=created,
-    )
 
 
 def prepare_directory(db_path: Path) -> None:
@@ -733,6 +683,11 @@ class SqliteStore:
 
     async def data_version(self) -> int:
         return int(await self._run(_scalar, "PRAGMA data_version"))
+
+    async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
+        """No change feed: a nap of `poll` seconds, then the caller polls `data_version`,
+        which costs no disk read."""
+        await asyncio.sleep(poll if limit is None else max(0.0, min(poll, limit)))
 
     # --- blobs ------------------------------------------------------------------------
 

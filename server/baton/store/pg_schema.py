@@ -1,0 +1,148 @@
+"""The PostgreSQL store's schema and its forward migrations.
+
+Everything lives in a schema of its own, `baton`, so that a team's existing database
+stays tidy and a DBA can grant on one name. Every table is keyed by the workspace id
+first: one database holds many workspaces (many teams' repositories) without mixing them,
+and each of a workspace's reads is an index range of its own.
+
+Differences from SQLite's schema, each for a reason:
+
+* `workspaces` holds each workspace's `last_lsn` and `version`. An append takes the
+  workspace's row lock to allocate the next lsn inside its own transaction, so lsn order
+  is commit order: a reader that has seen lsn N has seen every op below it, which
+  `ops_after(lsn)` relies on (a global sequence would let two transactions commit out of
+  order and a poller skip the slower one for good). `version` is `data_version`: one row
+  read by primary key, bumped by every change of the log.
+* `payload` is `text`, not `jsonb`: the stored bytes are compared with a replayed op's to
+  tell a replay from a conflict, and jsonb would normalise them.
+* `set_aside` is made by a migration (SQLite makes it lazily to keep old files openable
+  by older Batons; a shared database is migrated once for everyone).
+"""
+
+from __future__ import annotations
+
+from psycopg import AsyncConnection, errors
+from psycopg.rows import TupleRow
+
+from .base import StoreUnavailable
+
+SCHEMA = "baton"
+MIGRATION_LOCK = 0x6261746F6E  # "baton": one migrator at a time, across every host
+
+# Append-only: the index of a script + 1 is the schema version it produces.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE baton.workspaces(
+        ws       text PRIMARY KEY,
+        last_lsn bigint NOT NULL DEFAULT 0,
+        version  bigint NOT NULL DEFAULT 0,
+        created  double precision NOT NULL
+    );
+    CREATE TABLE baton.ops(
+        ws      text NOT NULL REFERENCES baton.workspaces(ws),
+        lsn     bigint NOT NULL,
+        op_id   text NOT NULL,
+        task_id text NOT NULL,
+        epoch   bigint NOT NULL,
+        kind    text NOT NULL,
+        payload text NOT NULL,
+        at      double precision NOT NULL,
+        PRIMARY KEY (ws, lsn),
+        UNIQUE (ws, op_id)
+    );
+    CREATE INDEX ops_by_task ON baton.ops(ws, task_id, lsn);
+    CREATE TABLE baton.blobs(
+        ws   text NOT NULL,
+        hash text NOT NULL,
+        size bigint NOT NULL,
+        data bytea NOT NULL,
+        PRIMARY KEY (ws, hash)
+    );
+    CREATE TABLE baton.tasks(
+        ws            text NOT NULL,
+        task_id       text NOT NULL,
+        title         text NOT NULL,
+        status        text NOT NULL DEFAULT 'open',
+        epoch         bigint NOT NULL DEFAULT 0,
+        worker        text,
+        lease_expires double precision,
+        created       double precision NOT NULL,
+        PRIMARY KEY (ws, task_id)
+    );
+    CREATE TABLE baton.checkpoints(
+        ws       text NOT NULL,
+        task_id  text NOT NULL,
+        lsn      bigint NOT NULL,
+        data     bytea NOT NULL,
+        checksum text NOT NULL,
+        PRIMARY KEY (ws, task_id, lsn)
+    );
+    CREATE TABLE baton.set_aside(
+        ws      text NOT NULL,
+        lsn     bigint NOT NULL,
+        op_id   text NOT NULL,
+        task_id text NOT NULL,
+        epoch   bigint,
+        kind    text,
+        payload text,
+        at      double precision,
+        reason  text NOT NULL,
+        moved   double precision NOT NULL,
+        PRIMARY KEY (ws, lsn)
+    )
+    """,
+)
+
+
+def statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+async def schema_version(conn: AsyncConnection[TupleRow]) -> int:
+    """The database's schema version; 0 for a database Baton never used."""
+    cur = await conn.execute("SELECT to_regclass('baton.schema_version') IS NOT NULL AS present")
+    row = await cur.fetchone()
+    if row is None or not row[0]:
+        return 0
+    cur = await conn.execute("SELECT coalesce(max(version), 0) FROM baton.schema_version")
+    row = await cur.fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def migrate(conn: AsyncConnection[TupleRow], where: str) -> None:
+    """Bring the schema up to date, once for everyone. The common case, already current,
+    is two reads; otherwise the migration runs in one transaction under an advisory lock,
+    so two hosts starting at once neither race nor leave half a schema."""
+    current = await schema_version(conn)
+    if current == len(MIGRATIONS):
+        return
+    try:
+        await _migrate(conn, where)
+    except errors.InsufficientPrivilege:
+        raise StoreUnavailable(
+            f"{where} has Baton schema v{current} and this Baton needs v{len(MIGRATIONS)}, "
+            "which this role may not create: run Baton once as the role that owns schema "
+            "baton (docs/team.md, Roles)"
+        ) from None
+
+
+async def _migrate(conn: AsyncConnection[TupleRow], where: str) -> None:
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        await conn.execute("CREATE SCHEMA IF NOT EXISTS baton")
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS baton.schema_version("
+            "version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+        )
+        version = await schema_version(conn)
+        if version > len(MIGRATIONS):
+            raise StoreUnavailable(
+                f"{where} has Baton schema v{version}, newer than this Baton "
+                f"(v{len(MIGRATIONS)}): upgrade Baton"
+            )
+        for index in range(version, len(MIGRATIONS)):
+            for statement in statements(MIGRATIONS[index]):
+                await conn.execute(statement.encode())
+            await conn.execute(
+                "INSERT INTO baton.schema_version(version) VALUES (%s)", (index + 1,)
+            )

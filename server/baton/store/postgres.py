@@ -1,0 +1,915 @@
+"""PostgreSQL backend: many workspaces, workers on many hosts, one database.
+
+The same contract as SqliteStore (tests/store/test_conformance.py runs against both);
+what differs is how each guarantee is kept when writers are separate hosts:
+
+* **LSNs in commit order.** An append locks its workspace's row (`workspaces`) to take
+  the next lsn, inside its own transaction; the next append of that workspace waits for
+  the commit. A reader that saw lsn N saw everything below it, so `ops_after(lsn)` never
+  skips an op that committed late (a shared sequence would allow exactly that).
+* **Fencing in the insert's transaction.** The append is one statement: it takes a
+  share lock on the task's row only if the epoch is current and the task open, and
+  inserts only then. A claim takes that row `FOR UPDATE`, so a zombie's append either
+  commits before the claim or finds the new epoch — never lands after it. Lock order is
+  always blobs (sorted), then the task, then the workspace: no cycle, no deadlock.
+* **Leases on the database's clock.** Every "now" is `clock_timestamp()` in SQL, read in
+  the transaction that judges it; a worker's clock never decides a lease. Tests pass a
+  fake clock (`clock=`): its reading is sent as the transaction's "now" instead
+  (`_NOW`'s parameter), which only code can do — no setting or environment variable
+  turns it on. `store.clock` (how long until a lease ends, for a waiting worker and for
+  display) is this host's clock corrected by the skew to the database's measured at open.
+* **Idempotency**: `UNIQUE(ws, op_id)`; a refused insert is rolled back (no lsn is used
+  up) and explained: fenced, the same op again (its stored entry), or a conflict.
+* **Durability**: `synchronous_commit = on` on every connection, whatever the server's
+  default: a confirmed commit is on the database's disk.
+* **Errors**: a server that is down, refuses the role, or is read-only is
+  StoreUnavailable with one line naming the database (never its password). A connection
+  lost under the store (a restart, a failover) is replaced and the job run again where
+  that is safe (`_retrying`).
+* **Change feed**: every change of the log sends `pg_notify` on the workspace's channel in
+  its own transaction (delivered at the commit); a waiter (`wait_for_change`: an agent's
+  `wait_for_review`, the editor's live updates) wakes at once on it, and looks anyway
+  after a safety net, since a notification can be lost (pg_feed.py).
+  NOTIFY serialises committers cluster-wide on its queue lock: cheap at Baton's rates (a
+  few hundred appends a second), worth knowing on a database shared with busier users.
+
+psycopg is imported by this module and its parts only (pg_schema.py, pg_connect.py,
+pg_feed.py), and they only when the setting is a PostgreSQL URL (workspace.open_store):
+the SQLite path pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import AsyncConnection, errors
+from psycopg.rows import TupleRow
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from .. import keys
+from ..checkpoints import HEAD_BYTES
+from ..hashing import digest
+from ..limits import MAX_TTL, InvalidInput, lease_seconds
+from ..models import (
+    Model,
+    Op,
+    OpKind,
+    TaskClaimed,
+    TaskCreated,
+    TaskFinished,
+    TaskInfo,
+    TaskReleased,
+)
+from .base import (
+    BlobMissing,
+    CheckpointHead,
+    LeaseHeld,
+    NewOp,
+    OpConflict,
+    SetAside,
+    StaleEpoch,
+    StoredCheckpoint,
+    StoreError,
+    StoreUnavailable,
+    TaskClosed,
+    TaskExists,
+    TaskNotFound,
+)
+from .pg_connect import (
+    CONNECT_TIMEOUT_S,
+    Conn,
+    channel_of,
+    configure,
+    default_pool_size,
+    explain,
+    lost,
+    setup,
+    where_of,
+)
+from .pg_feed import ChangeFeed
+from .rows import row_to_op, task_info
+from .sqlite import busy_timeout_default
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+T = TypeVar("T")
+
+RETRIES = 5
+"""Times a job runs again after a deadlock, a serialization failure or a lost connection
+(`PostgresStore._retrying`)."""
+RECONNECT_PAUSE_S = 0.05
+"""The first pause after a lost connection, doubled each time (1.55 s in all): a
+restarting server refuses connections for a moment."""
+
+_NOW = "coalesce(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
+"""The transaction's 'now': the database's clock, or a test's fake one (module doc)."""
+
+_OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
+_TASK_COLUMNS = "task_id, title, status, epoch, worker, lease_expires, created"
+
+_APPEND = f"""
+WITH fence AS (
+    SELECT 1 FROM baton.tasks
+    WHERE ws = %(ws)s AND task_id = %(task)s AND epoch = %(epoch)s AND status = 'open'
+    FOR SHARE
+), next AS (
+    UPDATE baton.workspaces SET last_lsn = last_lsn + 1, version = version + 1
+    WHERE ws = %(ws)s
+      AND (NOT %(fenced)s OR EXISTS (SELECT 1 FROM fence))
+      AND NOT EXISTS (SELECT 1 FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s)
+    RETURNING last_lsn
+)
+INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
+SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
+FROM next
+ON CONFLICT (ws, op_id) DO NOTHING
+RETURNING lsn, at, pg_notify(%(channel)s, '')
+"""
+
+_INSERT = """
+WITH next AS (
+    UPDATE baton.workspaces SET last_lsn = last_lsn + 1, version = version + 1
+    WHERE ws = %(ws)s RETURNING last_lsn
+)
+INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
+SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, %(at)s
+FROM next
+RETURNING lsn, pg_notify(%(channel)s, '')
+"""
+
+
+class _Refused(Exception):
+    """The append's insert wrote nothing: roll back, then find out why."""
+
+
+def _now_param(clock: Clock | None) -> float | None:
+    return None if clock is None else clock()
+
+
+class PostgresStore:
+    """The Store interface over one workspace of a PostgreSQL database (module doc)."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[Conn],
+        url: str,
+        workspace: str,
+        read_only: bool,
+        test_clock: Clock | None,
+        skew: float,
+    ) -> None:
+        self._pool = pool
+        self.url = url
+        self.workspace = workspace
+        self.where = where_of(url)
+        self.read_only = read_only
+        self.notices: list[str] = []
+        self.generation = 0
+        """Never bumped: the database does not move as a file can."""
+        self._test_clock = test_clock
+        self._skew = skew
+        self.clock: Clock = test_clock if test_clock is not None else self._database_clock
+        """Seconds since the epoch as the database counts them: only for estimates (how
+        long to wait for a lease to end, what to show), never to judge a lease."""
+        self._channel = channel_of(workspace)
+        """Where this store's changes are notified (in their own transactions)."""
+        self.feed = ChangeFeed(url, workspace, self._channel)
+
+    def _database_clock(self) -> float:
+        """This host's clock corrected by the skew to the database's (module doc)."""
+        return time.time() + self._skew
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        workspace: str,
+        *,
+        create: bool = True,
+        clock: Clock | None = None,
+        busy_timeout: float | None = None,
+        pool_size: int | None = None,
+    ) -> PostgresStore:
+        """Connect, migrate the schema if this Baton is newer, and make sure the
+        workspace exists (`create`) or is there (else StoreUnavailable: the editor never
+        creates one). `clock`: a test's fake clock (module doc); None in production."""
+        where = where_of(url)
+        timeout = busy_timeout_default() if busy_timeout is None else busy_timeout
+        size = pool_size or default_pool_size()
+        try:
+            conn = await AsyncConnection.connect(
+                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+            )
+        except psycopg.Error as e:
+            raise explain(where, e) from None
+        try:
+            read_only, skew = await setup(conn, workspace, where, create, timeout)
+        except psycopg.Error as e:
+            raise explain(where, e) from None
+        finally:
+            await conn.close()
+
+        async def each_connection(conn: Conn) -> None:
+            await configure(conn, timeout, workspace)
+
+        pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, size),
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+            configure=each_connection,
+            timeout=max(timeout, 1.0),
+            name=f"baton {workspace}",
+            open=False,
+        )
+        await pool.open(wait=False)
+        return cls(pool, url, workspace, read_only, clock, skew)
+
+    async def close(self) -> None:
+        await self.feed.close()
+        await self._pool.close()
+
+    # --- running work -----------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Conn]:
+        """A pooled connection (autocommit); database errors as StoreUnavailable."""
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except StoreError:
+            raise
+        except (psycopg.Error, PoolTimeout) as e:
+            raise explain(self.where, e) from None
+
+    async def _retrying(
+        self,
+        job: Callable[[], Awaitable[T]],
+        idempotent: bool,
+        committing: Callable[[], bool] = lambda: False,
+    ) -> T:
+        """Run `job` (a transaction or a read), again after a deadlock or serialization
+        failure (rolled back whole: nothing of it stood), and after a lost connection (a
+        database restart breaks every pooled one) when that is safe: `idempotent` jobs
+        always, others only if they lost it before their COMMIT was sent (`committing`).
+        The pool's idle connections are checked first, so the next try gets a live one."""
+        for attempt in range(RETRIES + 1):
+            try:
+                return await job()
+            except StoreUnavailable as e:
+                cause, last = e.__context__, attempt == RETRIES
+                if not last and isinstance(
+                    cause, errors.DeadlockDetected | errors.SerializationFailure
+                ):
+                    continue
+                if not last and lost(cause) and (idempotent or not committing()):
+                    with contextlib.suppress(psycopg.Error, PoolTimeout):
+                        await self._pool.check()
+                    await asyncio.sleep(RECONNECT_PAUSE_S * 2**attempt)
+                    continue
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _transaction(
+        self, body: Callable[[Conn], Awaitable[T]], *, idempotent: bool = True
+    ) -> T:
+        """Run `body` in one transaction: COMMIT on success, ROLLBACK on any exception
+        (`_retrying` says when it runs again). `idempotent`: running it twice is the same
+        as once (an append: the op_id; a renewed claim: the same epoch)."""
+
+        sent = [False]
+
+        async def job() -> T:
+            sent[0] = False
+            async with self._connection() as conn:
+                async with conn.transaction():
+                    result = await body(conn)
+                    sent[0] = True  # the COMMIT goes out now: its fate may stay unknown
+                return result
+
+        return await self._retrying(job, idempotent, lambda: sent[0])
+
+    async def _read(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        async def job() -> T:
+            async with self._connection() as conn:
+                return await fn(conn)
+
+        return await self._retrying(job, idempotent=True)
+
+    async def _rows(self, sql: str, **params: Any) -> list[TupleRow]:
+        async def fetch(conn: Conn) -> list[TupleRow]:
+            cur = await conn.execute(sql, {"ws": self.workspace, **params})
+            return await cur.fetchall()
+
+        return await self._read(fetch)
+
+    async def _one(self, sql: str, **params: Any) -> TupleRow | None:
+        rows = await self._rows(sql, **params)
+        return rows[0] if rows else None
+
+    def _params(self, **params: Any) -> dict[str, Any]:
+        return {"ws": self.workspace, "now": _now_param(self._test_clock), **params}
+
+    # --- the log ----------------------------------------------------------------------
+
+    async def append(self, op: NewOp) -> Op:
+        if op.kind == OpKind.UNREADABLE:
+            raise InvalidInput("an unreadable op is what a reader makes of a row; never stored")
+        payload = op.payload.model_dump_json()
+        params = self._params(
+            op_id=op.op_id,
+            task=op.task_id,
+            epoch=op.epoch,
+            kind=op.kind.value,
+            payload=payload,
+            fenced=op.is_fenced,
+            channel=self._channel,
+        )
+        blobs = [(self.workspace, h, len(d), d) for h, d in sorted(op.blobs.items())]
+
+        async def body(conn: Conn) -> Op:
+            if blobs:
+                await _put_blobs(conn, blobs)
+            cur = await conn.execute(_APPEND, params)
+            row = await cur.fetchone()
+            if row is None:
+                raise _Refused
+            return _op(row[0], op, row[1])
+
+        for _ in range(RETRIES):
+            try:
+                return await self._transaction(body)
+            except _Refused:
+                pass
+            explained = await self._transaction(lambda c: self._explain_refusal(c, op, payload))
+            if explained is not None:
+                return explained
+            # Neither fenced nor recorded: the op was set aside or the task changed in
+            # between (`baton repair`): the append runs again.
+        raise StoreUnavailable(f"{self.where}: op {op.op_id} could not be recorded; retry")
+
+    async def _explain_refusal(self, conn: Conn, op: NewOp, payload: str) -> Op | None:
+        """Why the insert wrote nothing, read under the task's lock. The fence comes
+        first: a zombie replaying an op its heir recorded under the same key must hear
+        that it is fenced, not get the heir's op back (SqliteStore does the same)."""
+        if op.is_fenced:
+            info = await self._task_row(conn, op.task_id, lock="FOR SHARE")
+            if info.status != "open":
+                raise TaskClosed(f"task {op.task_id} is {info.status}; it takes no more writes")
+            if info.epoch != op.epoch:
+                raise StaleEpoch(
+                    f"task {op.task_id} was taken over (epoch {info.epoch}, worker "
+                    f"{info.worker}); this worker's epoch {op.epoch} is fenced off"
+                )
+        cur = await conn.execute(
+            f"SELECT {_OP_COLUMNS} FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s",
+            {"ws": self.workspace, "op_id": op.op_id},
+        )
+        stored = await cur.fetchone()
+        if stored is None:
+            return None
+        if (stored[2], stored[4], stored[5]) == (op.task_id, op.kind.value, payload):
+            return row_to_op(stored)
+        raise OpConflict(
+            f"op_id {op.op_id!r} was already recorded with different content "
+            f"({stored[4]} at lsn {stored[0]})"
+        )
+
+    async def ops_after(
+        self,
+        lsn: int,
+        task_id: str | None = None,
+        *,
+        last: int | None = None,
+        first: int | None = None,
+    ) -> list[Op]:
+        where = "ws = %(ws)s AND lsn > %(lsn)s"
+        if task_id is not None:
+            where += " AND task_id = %(task)s"
+        if last is None:
+            order, limit = "ASC", first
+        else:  # the newest `last`, from the end of the index, not by reading all
+            order, limit = "DESC", last
+        sql = f"SELECT {_OP_COLUMNS} FROM baton.ops WHERE {where} ORDER BY lsn {order}"
+        if limit is not None:
+            sql += " LIMIT %(limit)s"
+        rows = await self._rows(sql, lsn=lsn, task=task_id, limit=max(0, limit or 0))
+        if last is not None:
+            rows.reverse()
+        return [row_to_op(r) for r in rows]
+
+    async def last_lsn(self) -> int:
+        row = await self._one("SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s")
+        return int(row[0]) if row else 0
+
+    async def data_version(self) -> int:
+        """The workspace's change counter: one row by primary key, bumped by every
+        change of its log (appends, set-asides, put-backs) in the change's transaction."""
+        row = await self._one("SELECT version FROM baton.workspaces WHERE ws = %(ws)s")
+        return int(row[0]) if row else 0
+
+    # --- the change feed ----------------------------------------------------------------
+
+    async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
+        """The change feed's wait (pg_feed.ChangeFeed.wait): at once on a notification,
+        else after its safety net; polling every `poll` until its listener is up."""
+        await self.feed.wait(poll, limit)
+
+    # --- blobs ------------------------------------------------------------------------
+
+    async def put_blob(self, data: bytes) -> str:
+        (h,) = await self.put_blobs([data])
+        return h
+
+    async def put_blobs(self, datas: list[bytes]) -> list[str]:
+        hashes = [digest(d) for d in datas]
+        unique = {h: (self.workspace, h, len(d), d) for h, d in zip(hashes, datas, strict=True)}
+        rows = [unique[h] for h in sorted(unique)]
+
+        async def body(conn: Conn) -> None:
+            await _put_blobs(conn, rows)
+
+        await self._transaction(body)
+        return hashes
+
+    async def get_blobs(self, digests: list[str]) -> dict[str, bytes]:
+        """Many blobs in one round trip; missing or corrupt ones are simply absent."""
+        if not digests:
+            return {}
+        rows = await self._rows(
+            "SELECT hash, data FROM baton.blobs WHERE ws = %(ws)s AND hash = ANY(%(hashes)s)",
+            hashes=list(digests),
+        )
+        return {h: bytes(d) for h, d in rows if digest(bytes(d)) == h}
+
+    async def get_blob(self, digest_: str) -> bytes:
+        row = await self._one(
+            "SELECT data FROM baton.blobs WHERE ws = %(ws)s AND hash = %(hash)s", hash=digest_
+        )
+        if row is None:
+            raise BlobMissing(f"content {digest_[:12]} is missing from the store")
+        data = bytes(row[0])
+        if digest(data) != digest_:
+            raise StoreUnavailable(f"content {digest_[:12]} is corrupt (hash mismatch)")
+        return data
+
+    # --- tasks and leases -------------------------------------------------------------
+
+    async def _task_row(self, conn: Conn, task_id: str, lock: str = "") -> TaskInfo:
+        cur = await conn.execute(
+            f"SELECT {_TASK_COLUMNS} FROM baton.tasks "
+            f"WHERE ws = %(ws)s AND task_id = %(task)s {lock}",
+            {"ws": self.workspace, "task": task_id},
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise TaskNotFound(f"no task {task_id!r}")
+        return task_info(row)
+
+    async def _now(self, conn: Conn) -> float:
+        """The transaction's 'now' (module doc), read once and used for all it judges."""
+        cur = await conn.execute(f"SELECT {_NOW}", {"now": _now_param(self._test_clock)})
+        row = await cur.fetchone()
+        assert row is not None
+        return float(row[0])
+
+    async def _insert(
+        self,
+        conn: Conn,
+        op_id: str,
+        task_id: str,
+        epoch: int,
+        kind: OpKind,
+        payload: Model,
+        at: float,
+    ) -> Op:
+        """Insert inside an open transaction whose caller already did the checks."""
+        try:
+            cur = await conn.execute(
+                _INSERT,
+                {
+                    "ws": self.workspace,
+                    "op_id": op_id,
+                    "task": task_id,
+                    "epoch": epoch,
+                    "kind": kind.value,
+                    "payload": payload.model_dump_json(),
+                    "at": at,
+                    "channel": self._channel,
+                },
+            )
+        except errors.UniqueViolation:
+            raise OpConflict(f"op_id {op_id!r} is already recorded") from None
+        row = await cur.fetchone()
+        if row is None:
+            raise StoreUnavailable(f"{self.where}: workspace {self.workspace!r} is gone")
+        return _op(row[0], NewOp(op_id, task_id, epoch, kind, payload), at)
+
+    async def _create(self, conn: Conn, task_id: str, payload: TaskCreated, now: float) -> Op:
+        cur = await conn.execute(
+            "INSERT INTO baton.tasks(ws, task_id, title, created) "
+            "VALUES (%(ws)s, %(task)s, %(title)s, %(now)s) ON CONFLICT DO NOTHING",
+            {"ws": self.workspace, "task": task_id, "title": payload.title, "now": now},
+        )
+        if cur.rowcount != 1:
+            raise TaskExists(f"task {task_id} already exists")
+        return await self._insert(
+            conn, keys.created(task_id), task_id, 0, OpKind.TASK_CREATED, payload, now
+        )
+
+    async def _claim(
+        self,
+        conn: Conn,
+        task_id: str,
+        payload: TaskClaimed,
+        now: float,
+        take_from: str | None = None,
+    ) -> int:
+        """SqliteStore's rules (see its `_claim`), judged under the row's `FOR UPDATE`
+        lock at the database's 'now': of racing claimers one wins, the others wait for
+        its commit and then find its live lease."""
+        info = await self._task_row(conn, task_id, lock="FOR UPDATE")
+        if info.status != "open":
+            raise TaskClosed(f"task {task_id} is {info.status}")
+        now = await self._now(conn)  # after the lock: the wait for it may have been long
+        expires = info.lease_expires
+        live = info.worker is not None and expires is not None and now < expires <= now + MAX_TTL
+        if live and info.worker == payload.worker:
+            await conn.execute(
+                "UPDATE baton.tasks SET lease_expires = %(until)s "
+                "WHERE ws = %(ws)s AND task_id = %(task)s",
+                {"ws": self.workspace, "task": task_id, "until": now + payload.ttl},
+            )
+            return info.epoch
+        if live and (take_from is None or info.worker != take_from):
+            assert expires is not None
+            raise LeaseHeld(
+                f"task {task_id} is held by {info.worker} for another "
+                f"{expires - now:.1f}s (epoch {info.epoch})"
+            )
+        epoch = info.epoch + 1
+        await conn.execute(
+            "UPDATE baton.tasks SET epoch = %(epoch)s, worker = %(worker)s, "
+            "lease_expires = %(until)s WHERE ws = %(ws)s AND task_id = %(task)s",
+            {
+                "ws": self.workspace,
+                "task": task_id,
+                "epoch": epoch,
+                "worker": payload.worker,
+                "until": now + payload.ttl,
+            },
+        )
+        await self._insert(
+            conn, keys.claimed(task_id, epoch), task_id, epoch, OpKind.TASK_CLAIMED, payload, now
+        )
+        return epoch
+
+    async def create_task(self, task_id: str, title: str, instruction: str) -> Op:
+        payload = TaskCreated(title=title, instruction=instruction)
+
+        async def body(conn: Conn) -> Op:
+            return await self._create(conn, task_id, payload, await self._now(conn))
+
+        return await self._transaction(body, idempotent=False)
+
+    async def begin(
+        self, task_id: str, title: str, instruction: str, worker: str, ttl: float
+    ) -> int:
+        created = TaskCreated(title=title, instruction=instruction)
+        claimed = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
+
+        async def body(conn: Conn) -> int:
+            now = await self._now(conn)
+            await self._create(conn, task_id, created, now)
+            return await self._claim(conn, task_id, claimed, now)
+
+        return await self._transaction(body, idempotent=False)
+
+    async def claim(
+        self, task_id: str, worker: str, ttl: float, *, take_from: str | None = None
+    ) -> int:
+        payload = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
+
+        async def body(conn: Conn) -> int:
+            return await self._claim(conn, task_id, payload, 0.0, take_from)
+
+        return await self._transaction(body)
+
+    async def check_epoch(self, task_id: str, epoch: int) -> None:
+        info = await self.task(task_id)
+        if info.status != "open":
+            raise TaskClosed(f"task {task_id} is {info.status}; it takes no more writes")
+        if info.epoch != epoch:
+            raise StaleEpoch(
+                f"task {task_id} was taken over (epoch {info.epoch}, worker "
+                f"{info.worker}); this worker's epoch {epoch} is fenced off"
+            )
+
+    async def heartbeat(self, task_id: str, worker: str, epoch: int, ttl: float) -> None:
+        ttl = lease_seconds(ttl)
+
+        async def body(conn: Conn) -> None:
+            cur = await conn.execute(
+                f"UPDATE baton.tasks SET lease_expires = {_NOW} + %(ttl)s "
+                "WHERE ws = %(ws)s AND task_id = %(task)s AND epoch = %(epoch)s "
+                "AND worker = %(worker)s AND status = 'open'",
+                self._params(task=task_id, epoch=epoch, worker=worker, ttl=ttl),
+            )
+            if cur.rowcount != 1:
+                info = await self._task_row(conn, task_id)
+                raise StaleEpoch(
+                    f"lease on task {task_id} lost: now epoch {info.epoch}, worker {info.worker}"
+                )
+
+        await self._transaction(body)
+
+    async def release(self, task_id: str, worker: str, epoch: int) -> None:
+        async def body(conn: Conn) -> None:
+            info = await self._task_row(conn, task_id, lock="FOR UPDATE")
+            if (info.epoch, info.worker) != (epoch, worker):
+                raise StaleEpoch(f"task {task_id} is no longer held by {worker}@{epoch}")
+            await conn.execute(
+                "UPDATE baton.tasks SET worker = NULL, lease_expires = NULL "
+                "WHERE ws = %(ws)s AND task_id = %(task)s",
+                {"ws": self.workspace, "task": task_id},
+            )
+            await self._insert(
+                conn,
+                keys.released(task_id, epoch),
+                task_id,
+                epoch,
+                OpKind.TASK_RELEASED,
+                TaskReleased(worker=worker),
+                await self._now(conn),
+            )
+
+        await self._transaction(body, idempotent=False)
+
+    async def finish(self, task_id: str, epoch: int, payload: TaskFinished) -> Op:
+        """task.finished also closes the task row: one transaction for both."""
+
+        async def body(conn: Conn) -> Op:
+            info = await self._task_row(conn, task_id, lock="FOR UPDATE")
+            if info.epoch != epoch:
+                raise StaleEpoch(f"task {task_id} was taken over (epoch {info.epoch})")
+            if info.status != "open":
+                raise TaskClosed(f"task {task_id} is already {info.status}")
+            await conn.execute(
+                "UPDATE baton.tasks SET status = %(status)s, worker = NULL, "
+                "lease_expires = NULL WHERE ws = %(ws)s AND task_id = %(task)s",
+                {"ws": self.workspace, "task": task_id, "status": payload.outcome},
+            )
+            return await self._insert(
+                conn,
+                keys.finished(task_id),
+                task_id,
+                epoch,
+                OpKind.TASK_FINISHED,
+                payload,
+                await self._now(conn),
+            )
+
+        return await self._transaction(body, idempotent=False)
+
+    async def tasks(self) -> list[TaskInfo]:
+        rows = await self._rows(
+            f"SELECT {_TASK_COLUMNS} FROM baton.tasks WHERE ws = %(ws)s ORDER BY created, task_id"
+        )
+        return [task_info(r) for r in rows]
+
+    async def task(self, task_id: str) -> TaskInfo:
+        return await self._read(lambda conn: self._task_row(conn, task_id))
+
+    # --- checkpoints ------------------------------------------------------------------
+
+    async def checkpoint_before(
+        self, task_id: str, lsn: int | None = None
+    ) -> StoredCheckpoint | None:
+        row = await self._one(
+            "SELECT task_id, lsn, data, checksum FROM baton.checkpoints "
+            "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(lsn)s "
+            "ORDER BY lsn DESC LIMIT 1",
+            task=task_id,
+            lsn=lsn if lsn is not None else 2**62,
+        )
+        if row is None:
+            return None
+        return StoredCheckpoint(row[0], row[1], bytes(row[2]), str(row[3]))
+
+    async def checkpoint_head(
+        self, task_id: str, before: int | None = None
+    ) -> CheckpointHead | None:
+        row = await self._one(
+            "SELECT lsn, length(data), substr(data, 1, %(head)s) FROM baton.checkpoints "
+            "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(lsn)s "
+            "ORDER BY lsn DESC LIMIT 1",
+            task=task_id,
+            head=HEAD_BYTES,
+            lsn=before if before is not None else 2**62,
+        )
+        if row is None:
+            return None
+        return CheckpointHead(task_id, row[0], row[1], bytes(row[2]))
+
+    async def checkpoints_between(
+        self, task_id: str, first: int, last: int
+    ) -> list[StoredCheckpoint]:
+        rows = await self._rows(
+            "SELECT task_id, lsn, data, checksum FROM baton.checkpoints "
+            "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn BETWEEN %(first)s AND %(last)s "
+            "ORDER BY lsn",
+            task=task_id,
+            first=first,
+            last=last,
+        )
+        return [StoredCheckpoint(r[0], r[1], bytes(r[2]), str(r[3])) for r in rows]
+
+    async def write_checkpoint(
+        self, checkpoint: StoredCheckpoint, *, keep_from: int | None = None
+    ) -> None:
+        params = {
+            "ws": self.workspace,
+            "task": checkpoint.task_id,
+            "lsn": checkpoint.lsn,
+            "data": checkpoint.data,
+            "checksum": checkpoint.checksum,
+            "keep_from": keep_from,
+        }
+
+        async def body(conn: Conn) -> None:
+            await conn.execute(
+                "INSERT INTO baton.checkpoints(ws, task_id, lsn, data, checksum) "
+                "VALUES (%(ws)s, %(task)s, %(lsn)s, %(data)s, %(checksum)s) "
+                "ON CONFLICT DO NOTHING",
+                params,
+            )
+            if keep_from is not None:
+                await conn.execute(
+                    "DELETE FROM baton.checkpoints "
+                    "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(keep_from)s",
+                    params,
+                )
+
+        await self._transaction(body)
+
+    async def delete_checkpoints(self) -> int:
+        async def body(conn: Conn) -> int:
+            cur = await conn.execute(
+                "DELETE FROM baton.checkpoints WHERE ws = %(ws)s", {"ws": self.workspace}
+            )
+            return cur.rowcount
+
+        return await self._transaction(body)
+
+    # --- repair -----------------------------------------------------------------------
+
+    async def set_aside(self, lsn: int, reason: str) -> None:
+        """SqliteStore.set_aside's contract: the op moved whole, its task's checkpoints
+        from there on dropped, and the workspace's version bumped (readers look again)."""
+
+        async def body(conn: Conn) -> None:
+            await self._bump(conn)
+            cur = await conn.execute(
+                f"DELETE FROM baton.ops WHERE ws = %(ws)s AND lsn = %(lsn)s "
+                f"RETURNING {_OP_COLUMNS}",
+                {"ws": self.workspace, "lsn": lsn},
+            )
+            row = await cur.fetchone()
+            if row is None:
+                raise InvalidInput(f"the log has no op {lsn}")
+            await conn.execute(
+                f"INSERT INTO baton.set_aside(ws, {_OP_COLUMNS}, reason, moved) "
+                f"VALUES (%(ws)s, %(lsn)s, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, "
+                f"%(payload)s, %(at)s, %(reason)s, {_NOW})",
+                self._params(**_named(row), reason=reason),
+            )
+            await self._drop_checkpoints_from(conn, str(row[2]), lsn)
+
+        await self._transaction(body, idempotent=False)
+
+    async def put_back(self, lsn: int) -> None:
+        """Return a set-aside op to the log at its own LSN."""
+
+        async def body(conn: Conn) -> None:
+            await self._bump(conn)
+            cur = await conn.execute(
+                f"DELETE FROM baton.set_aside WHERE ws = %(ws)s AND lsn = %(lsn)s "
+                f"RETURNING {_OP_COLUMNS}",
+                {"ws": self.workspace, "lsn": lsn},
+            )
+            row = await cur.fetchone()
+            if row is None:
+                raise InvalidInput(f"no op {lsn} was set aside")
+            cur = await conn.execute(
+                f"INSERT INTO baton.ops(ws, {_OP_COLUMNS}) VALUES (%(ws)s, %(lsn)s, "
+                "%(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, %(at)s) "
+                "ON CONFLICT DO NOTHING",
+                {"ws": self.workspace, **_named(row)},
+            )
+            if cur.rowcount != 1:
+                raise InvalidInput(
+                    f"op {lsn} cannot go back: its key {row[1]} was recorded again since"
+                )
+            await self._drop_checkpoints_from(conn, str(row[2]), lsn)
+
+        await self._transaction(body, idempotent=False)
+
+    async def _bump(self, conn: Conn) -> None:
+        """Take the workspace's lock (no append interleaves), bump its version and
+        notify its waiters (at the commit)."""
+        await conn.execute(
+            "UPDATE baton.workspaces SET version = version + 1 WHERE ws = %(ws)s "
+            "RETURNING pg_notify(%(channel)s, '')",
+            {"ws": self.workspace, "channel": self._channel},
+        )
+
+    async def _drop_checkpoints_from(self, conn: Conn, task_id: str, lsn: int) -> None:
+        await conn.execute(
+            "DELETE FROM baton.checkpoints WHERE ws = %(ws)s AND task_id = %(task)s "
+            "AND lsn >= %(lsn)s",
+            {"ws": self.workspace, "task": task_id, "lsn": lsn},
+        )
+
+    async def set_aside_ops(self) -> list[SetAside]:
+        rows = await self._rows(
+            "SELECT lsn, op_id, task_id, kind, reason, moved FROM baton.set_aside "
+            "WHERE ws = %(ws)s ORDER BY lsn"
+        )
+        return [SetAside(*row) for row in rows]
+
+    # --- integrity --------------------------------------------------------------------
+
+    async def integrity_check(self) -> list[str]:
+        """The references the schema cannot express (as SqliteStore checks them), plus
+        the lsn counter: one behind the log would make the next append collide. The
+        database's own pages are PostgreSQL's to check (`amcheck`, checksums)."""
+        problems = [
+            f"ops of unknown task {r[0]}"
+            for r in await self._rows(
+                "SELECT DISTINCT o.task_id FROM baton.ops o LEFT JOIN baton.tasks t "
+                "ON t.ws = o.ws AND t.task_id = o.task_id "
+                "WHERE o.ws = %(ws)s AND t.task_id IS NULL ORDER BY 1"
+            )
+        ]
+        rows = await self._rows(
+            "SELECT t.task_id, t.epoch, coalesce(max(o.epoch), 0) FROM baton.tasks t "
+            "LEFT JOIN (SELECT task_id, epoch, kind FROM baton.ops WHERE ws = %(ws)s "
+            "UNION ALL SELECT task_id, epoch, kind FROM baton.set_aside WHERE ws = %(ws)s) o "
+            "ON o.task_id = t.task_id AND o.kind = 'task.claimed' WHERE t.ws = %(ws)s "
+            "GROUP BY t.task_id, t.epoch HAVING t.epoch != coalesce(max(o.epoch), 0) "
+            "ORDER BY 1"
+        )
+        problems += [f"task {r[0]}: epoch {r[1]} but last claim at {r[2]}" for r in rows]
+        row = await self._one(
+            "SELECT w.last_lsn, (SELECT max(lsn) FROM baton.ops o WHERE o.ws = w.ws) "
+            "FROM baton.workspaces w WHERE w.ws = %(ws)s"
+        )
+        if row is not None and row[1] is not None and row[1] > row[0]:
+            problems.append(f"lsn counter at {row[0]} behind the log's last lsn {row[1]}")
+        return problems
+
+
+def _named(row: TupleRow) -> dict[str, Any]:
+    lsn, op_id, task_id, epoch, kind, payload, at = row
+    return {
+        "lsn": lsn,
+        "op_id": op_id,
+        "task": task_id,
+        "epoch": epoch,
+        "kind": kind,
+        "payload": payload,
+        "at": at,
+    }
+
+
+def _op(lsn: int, op: NewOp, at: float) -> Op:
+    return Op(
+        lsn=lsn,
+        op_id=op.op_id,
+        task_id=op.task_id,
+        epoch=op.epoch,
+        kind=op.kind,
+        payload=op.payload,
+        at=at,
+    )
+
+
+async def _put_blobs(conn: Conn, rows: list[tuple[str, str, int, bytes]]) -> None:
+    """In hash order (every writer locks blob keys in one order: no deadlock between two
+    transactions writing the same content). executemany pipelines the rows."""
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO baton.blobs(ws, hash, size, data) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            rows,
+        )
+
+
+__all__ = ["PostgresStore"]

@@ -1,0 +1,59 @@
+"""Rows as the rest of Baton sees them, the same for every backend: an op row this Baton
+cannot read becomes an `unreadable` op, never an error that stops a reader."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..models import Op, OpKind, TaskInfo, Unreadable, parse_payload
+
+
+def row_to_op(row: Iterable[Any]) -> Op:
+    """A row as an Op; a row this Baton cannot read becomes an `Unreadable` op in its
+    place, so that the fold passes over it and every face reports it by name."""
+    lsn, op_id, task_id, epoch, kind, payload, at = row
+    try:
+        return Op(
+            lsn=lsn,
+            op_id=op_id,
+            task_id=task_id,
+            epoch=epoch,
+            kind=kind,
+            payload=parse_payload(OpKind(kind), payload),
+            at=at,
+        )
+    except (ValueError, TypeError) as e:  # pydantic's ValidationError is a ValueError
+        return Op(
+            lsn=lsn,
+            op_id=str(op_id),
+            task_id=str(task_id),
+            epoch=epoch if isinstance(epoch, int) else 0,
+            kind=OpKind.UNREADABLE,
+            payload=Unreadable(kind=str(kind)[:100], error=first_error(e)),
+            at=at if isinstance(at, float) else 0.0,
+        )
+
+
+def first_error(e: Exception) -> str:
+    """One line: pydantic's first complaint with its field, or the error itself."""
+    if isinstance(e, ValidationError):
+        first = e.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def task_info(row: Iterable[Any]) -> TaskInfo:
+    task_id, title, status, epoch, worker, lease_expires, created = row
+    return TaskInfo(
+        task_id=task_id,
+        title=title,
+        status=status,
+        epoch=epoch,
+        worker=worker,
+        lease_expires=lease_expires,
+        created=created,
+    )

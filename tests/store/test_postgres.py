@@ -1,0 +1,346 @@
+"""What only the PostgreSQL store has to show (the shared contract is test_conformance.py):
+many workspaces in one database without mixing, LSNs in commit order under concurrent
+writers, leases on the database's clock whatever a worker's clock says, one clear line
+for a server that is down, a read-only role, a schema newer than this Baton — and the
+SQLite path never importing psycopg."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from baton.models import ContextText, OpKind
+from baton.store import LeaseHeld, NewOp, StoreUnavailable
+from baton.store.postgres import PostgresStore
+from tests.pg import PgServer, fresh_workspace
+
+
+def note(op_id: str, text: str, epoch: int = 1, task: str = "t") -> NewOp:
+    return NewOp(op_id, task, epoch, OpKind.CONTEXT_NOTE, ContextText(text=text))
+
+
+@pytest.fixture
+async def store(pg_server: PgServer) -> AsyncIterator[PostgresStore]:
+    s = await PostgresStore.open(pg_server.url, fresh_workspace())
+    yield s
+    await s.close()
+
+
+async def test_workspaces_in_one_database_do_not_mix(pg_server: PgServer) -> None:
+    a = await PostgresStore.open(pg_server.url, fresh_workspace())
+    b = await PostgresStore.open(pg_server.socket_url, fresh_workspace())  # over the socket
+    try:
+        for s in (a, b):  # the same task id, op ids and content in both
+            epoch = await s.begin("t", "Same", "", "w", 30)
+            await s.append(note("n", f"from {s.workspace}", epoch))
+            await s.put_blob(b"shared content")
+        assert [o.lsn for o in await a.ops_after(0)] == [o.lsn for o in await b.ops_after(0)]
+        assert [o.payload for o in await a.ops_after(0) if o.op_id == "n"] == [
+            ContextText(text=f"from {a.workspace}")
+        ]
+        version = await b.data_version()
+        await a.append(note("m", "only in a"))
+        assert await b.data_version() == version
+        assert await b.last_lsn() == 3 and await a.last_lsn() == 4
+        await a.claim("t", "w", 30)  # renews: nothing of b's changes
+        assert (await b.task("t")).title == "Same"
+        assert await a.delete_checkpoints() == 0
+        assert await a.integrity_check() == [] and await b.integrity_check() == []
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_concurrent_writers_commit_in_lsn_order(pg_server: PgServer) -> None:
+    """Four writers on their own connections and a reader polling `ops_after(last)` as
+    the language server does: the reader misses nothing, and the LSNs have no gap."""
+    workspace = fresh_workspace()
+    writers = [await PostgresStore.open(pg_server.url, workspace) for _ in range(4)]
+    reader = await PostgresStore.open(pg_server.url, workspace)
+    epoch = await writers[0].begin("t", "Busy", "", "w", 60)
+    per_writer = 40
+    done = asyncio.Event()
+
+    async def write(n: int, s: PostgresStore) -> None:
+        for i in range(per_writer):
+            await s.append(note(f"w{n}-{i}", "x", epoch))
+
+    seen: list[int] = []
+
+    async def read() -> None:
+        last = 0
+        while True:
+            finished = done.is_set()
+            for op in await reader.ops_after(last):
+                seen.append(op.lsn)
+                last = op.lsn
+            if finished:
+                return
+            await asyncio.sleep(0)
+
+    try:
+        polling = asyncio.create_task(read())
+        await asyncio.gather(*(write(n, s) for n, s in enumerate(writers)))
+        done.set()
+        await polling
+    finally:
+        for s in (*writers, reader):
+            await s.close()
+    total = 2 + 4 * per_writer
+    assert seen == list(range(1, total + 1))
+
+
+async def test_the_same_op_from_many_connections_is_recorded_once(pg_server: PgServer) -> None:
+    workspace = fresh_workspace()
+    stores = [await PostgresStore.open(pg_server.url, workspace) for _ in range(6)]
+    try:
+        epoch = await stores[0].begin("t", "Race", "", "w", 60)
+        results = await asyncio.gather(*(s.append(note("once", "same", epoch)) for s in stores))
+        assert len({r.lsn for r in results}) == 1
+        assert [o.op_id for o in await stores[0].ops_after(0)].count("once") == 1
+        assert await stores[0].last_lsn() == 3  # no lsn used up by the refused inserts
+    finally:
+        for s in stores:
+            await s.close()
+
+
+def database_now(server: PgServer) -> float:
+    with psycopg.connect(server.url) as conn:
+        row = conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
+    assert row is not None
+    return float(row[0])
+
+
+async def test_a_worker_clock_an_hour_ahead_takes_no_live_lease(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leases are judged at the database's clock_timestamp(): a host whose clock is
+    wrong neither takes a live lease nor stretches its own."""
+    workspace = fresh_workspace()
+    honest = await PostgresStore.open(pg_server.url, workspace)
+    try:
+        await honest.begin("t", "T", "", "w1", 30)
+        expires = (await honest.task("t")).lease_expires
+        assert expires is not None and abs(expires - (database_now(pg_server) + 30)) < 5
+        real = time.time
+        monkeypatch.setattr(time, "time", lambda: real() + 3600)
+        ahead = await PostgresStore.open(pg_server.url, workspace)
+        try:
+            with pytest.raises(LeaseHeld, match="held by w1"):
+                await ahead.claim("t", "w2", 30)
+            assert abs(ahead.clock() - database_now(pg_server)) < 5  # the database's time
+        finally:
+            await ahead.close()
+    finally:
+        await honest.close()
+
+
+async def test_a_server_that_is_down_is_one_line_without_the_password() -> None:
+    with socket_closed() as port:
+        url = f"postgresql://someone:hunter2@127.0.0.1:{port}/baton"
+        with pytest.raises(StoreUnavailable) as refused:
+            await PostgresStore.open(url, "w")
+    message = str(refused.value)
+    assert "\n" not in message and "hunter2" not in message
+    assert f"127.0.0.1:{port}/baton" in message and "refused" in message
+
+
+class socket_closed:
+    """A loopback port nothing listens on, for as long as the block runs."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+async def test_a_read_only_role_reads_and_every_write_says_why(
+    pg_server: PgServer, store: PostgresStore
+) -> None:
+    await store.begin("t", "T", "", "w", 30)
+    role = f"ro_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN".encode())
+        conn.execute(f"GRANT USAGE ON SCHEMA baton TO {role}".encode())
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA baton TO {role}".encode())
+        conn.execute(f"ALTER ROLE {role} SET default_transaction_read_only = on".encode())
+    url = pg_server.url.replace("postgres@", f"{role}@")
+    reader = await PostgresStore.open(url, store.workspace, create=False)
+    try:
+        assert reader.read_only
+        assert (await reader.ops_after(0))[0].kind == OpKind.TASK_CREATED
+        with pytest.raises(StoreUnavailable, match="read-only"):
+            await reader.append(note("n", "x", 1))
+    finally:
+        await reader.close()
+
+
+async def test_a_schema_newer_than_this_baton_is_refused(pg_server: PgServer) -> None:
+    name = f"newer_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}".encode())
+    url = pg_server.url.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        first = await PostgresStore.open(url, "w")
+        await first.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("INSERT INTO baton.schema_version(version) VALUES (999)")
+        with pytest.raises(StoreUnavailable, match=r"newer than this Baton.*upgrade Baton"):
+            await PostgresStore.open(url, "w")
+    finally:
+        with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)".encode())
+
+
+async def test_an_unknown_workspace_is_not_created_by_a_reader(pg_server: PgServer) -> None:
+    with pytest.raises(StoreUnavailable, match="no workspace"):
+        await PostgresStore.open(pg_server.url, fresh_workspace(), create=False)
+
+
+def test_the_sqlite_path_never_imports_psycopg(tmp_path: Path) -> None:
+    probe = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from baton.workspace import Workspace\n"
+        "async def main():\n"
+        f"    async with await Workspace.open(Path({str(tmp_path)!r})) as ws:\n"
+        "        await ws.store.tasks()\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0].startswith('psycopg')))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def terminate_backends(server: PgServer, workspace: str) -> int:
+    """Cut every connection the workspace's stores hold (as a failover or a DBA does)."""
+    from baton.store.pg_connect import application_name
+
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            (application_name(workspace),),
+        ).fetchall()
+    return len(rows)
+
+
+async def test_connections_cut_under_a_store_are_replaced(
+    pg_server: PgServer, store: PostgresStore
+) -> None:
+    epoch = await store.begin("t", "T", "", "w", 30)
+    await store.append(note("before", "x", epoch))
+    assert terminate_backends(pg_server, store.workspace) >= 1
+    assert [o.op_id for o in await store.ops_after(2)] == ["before"]  # a read: again
+    assert terminate_backends(pg_server, store.workspace) >= 1
+    await store.append(note("after", "y", epoch))  # idempotent: again
+    assert terminate_backends(pg_server, store.workspace) >= 1
+    await store.create_task("u", "U", "")  # not idempotent, but cut before its COMMIT
+    assert [t.task_id for t in await store.tasks()] == ["t", "u"]
+
+
+async def test_an_immediate_restart_loses_nothing_confirmed(
+    pg_server: PgServer, store: PostgresStore
+) -> None:
+    """`pg_ctl restart -m immediate` is a crash of the server: everything confirmed is
+    there after its recovery (synchronous_commit=on, fsync=on), and the store's next
+    calls reconnect by themselves."""
+    from tests.pg import restart
+
+    epoch = await store.begin("t", "T", "", "w", 30)
+    confirmed = [(await store.append(note(f"n{i}", "x", epoch))).lsn for i in range(20)]
+    restart(pg_server, "immediate")
+    assert [o.lsn for o in await store.ops_after(2)] == confirmed
+    await store.append(note("later", "y", epoch))
+
+
+# --- the change feed ---------------------------------------------------------------------
+
+
+async def listening(store: PostgresStore) -> None:
+    """Start the store's listener, wait until it listens, and drop the wake-up its start
+    gives (so that the next wake is a notification's, or the safety net's)."""
+    from tests.conftest import until
+
+    await store.wait_for_change(0.01)
+    await until(lambda: store.feed.live)
+    store.feed.forget()
+
+
+async def test_a_notification_wakes_a_waiter_at_once(pg_server: PgServer) -> None:
+    """With a safety net of a minute, only the NOTIFY of the append's transaction can end
+    the wait within the test's ten seconds."""
+    workspace = fresh_workspace()
+    writer = await PostgresStore.open(pg_server.url, workspace)
+    waiter = await PostgresStore.open(pg_server.url, workspace)
+    try:
+        epoch = await writer.begin("t", "T", "", "w", 30)
+        waiter.feed.safety_s = 60
+        await listening(waiter)
+        seen = await waiter.data_version()
+        waiting = asyncio.create_task(waiter.wait_for_change(60))
+        await writer.append(note("n", "x", epoch))
+        await asyncio.wait_for(waiting, 10)
+        assert await waiter.data_version() != seen
+    finally:
+        await writer.close()
+        await waiter.close()
+
+
+async def test_a_lost_notification_only_costs_the_safety_net(pg_server: PgServer) -> None:
+    """A writer whose notifications go nowhere (lost): the waiter still sees its commit,
+    after its safety-net interval and not before."""
+    workspace = fresh_workspace()
+    writer = await PostgresStore.open(pg_server.url, workspace)
+    waiter = await PostgresStore.open(pg_server.url, workspace)
+    try:
+        epoch = await writer.begin("t", "T", "", "w", 30)
+        writer._channel = "baton_nobody_listens"
+        waiter.feed.safety_s = 0.3
+        await listening(waiter)
+        seen = await waiter.data_version()
+        await writer.append(note("n", "x", epoch))
+        started = time.monotonic()
+        await asyncio.wait_for(waiter.wait_for_change(60), 10)
+        assert time.monotonic() - started >= 0.29  # woken by the safety net, not a NOTIFY
+        assert await waiter.data_version() != seen
+    finally:
+        await writer.close()
+        await waiter.close()
+
+
+async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: PgServer) -> None:
+    from tests.conftest import until
+
+    workspace = fresh_workspace()
+    writer = await PostgresStore.open(pg_server.url, workspace)
+    waiter = await PostgresStore.open(pg_server.url, workspace)
+    try:
+        epoch = await writer.begin("t", "T", "", "w", 30)
+        waiter.feed.safety_s = 60
+        await listening(waiter)
+        assert terminate_backends(pg_server, workspace) >= 1
+        await until(lambda: not waiter.feed.live)
+        await listening(waiter)
+        waiting = asyncio.create_task(waiter.wait_for_change(60))
+        await writer.append(note("n", "x", epoch))
+        await asyncio.wait_for(waiting, 10)
+    finally:
+        await writer.close()
+        await waiter.close()
