@@ -28,6 +28,12 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+LATER = ConfigDict(defer_build=True)
+"""For the models a process seldom validates (the payloads of rarer kinds, and `Op`,
+whose schema is all of them): pydantic builds each on its first use instead of at import,
+which every process pays (the language server's start in particular)."""
+
+
 class OpKind(StrEnum):
     TASK_CREATED = "task.created"
     TASK_CLAIMED = "task.claimed"
@@ -104,16 +110,22 @@ class Decision(StrEnum):
 
 
 class TaskCreated(Model):
+    model_config = LATER
+
     title: Name
     instruction: Text = ""
 
 
 class TaskClaimed(Model):
+    model_config = LATER
+
     worker: Name
     ttl: float = Field(gt=0)
 
 
 class TaskReleased(Model):
+    model_config = LATER
+
     worker: Name
 
 
@@ -130,6 +142,8 @@ class ContextRead(Model):
 
 
 class ContextListed(Model):
+    model_config = LATER
+
     path: str
     hash: Hash
     """Blob with the listing, one entry a line."""
@@ -145,6 +159,8 @@ class ContextText(Model):
 class Delivered(Model):
     """The developer's feedback up to this LSN reached the agent (an adapter put it in
     the model's context): the next turn gets only what came after."""
+
+    model_config = LATER
 
     up_to: int = Field(ge=0)
 
@@ -182,6 +198,8 @@ class ChangeLanding(Model):
     `pre_hash`, nothing landed; `expected_hash`, it landed; else a change of unknown
     origin, shown to the developer all the same."""
 
+    model_config = LATER
+
     landing_id: str
     path: str
     tool: Name
@@ -202,11 +220,15 @@ class ChangeLanded(ChangeProposed):
     is neither what the tool was expected to make nor what it was, so someone else may
     have edited it too: the hunks are shown, marked so."""
 
+    model_config = LATER
+
     landing_id: str
     outcome: LandedOutcome = "landed"
 
 
 class HunkReviewed(Model):
+    model_config = LATER
+
     hunk_id: str
     decision: Decision
     comment: Text = ""
@@ -220,6 +242,8 @@ EffectKind = Literal["apply", "notify"]
 
 
 class EffectIntent(Model):
+    model_config = LATER
+
     effect_id: str
     kind: EffectKind = "apply"
     path: str
@@ -238,17 +262,23 @@ DoneOutcome = Literal["applied", "already", "recovered"]
 
 
 class EffectDone(Model):
+    model_config = LATER
+
     effect_id: str
     outcome: DoneOutcome = "applied"
 
 
 class EffectFailed(Model):
+    model_config = LATER
+
     effect_id: str
     reason: Text
     conflict: bool = False
 
 
 class TaskFinished(Model):
+    model_config = LATER
+
     summary: Text = ""
     outcome: Literal["done", "abandoned"] = "done"
 
@@ -257,6 +287,8 @@ class Unreadable(Model):
     """A log row this Baton cannot read or fold: damaged, from a newer Baton, or hit by a
     bug. The fold passes over it and notes it, so that one bad row never stops the rest
     of the task, or any other task, from working; every face reports it by name."""
+
+    model_config = LATER
 
     kind: str
     """The kind the row says it is, as stored."""
@@ -308,6 +340,8 @@ PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
 
 class Op(Model):
     """One entry of the operation log."""
+
+    model_config = LATER
 
     lsn: int
     op_id: str
