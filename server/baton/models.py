@@ -8,6 +8,7 @@ content hash of a row in the blob table, which keeps ops and checkpoints tiny.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -26,6 +27,29 @@ class Model(BaseModel):
     """Frozen-by-convention base: unknown fields are an error, not silently dropped."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+@functools.cache
+def _every_field(model: type[BaseModel]) -> set[str]:
+    return set(model.model_fields)
+
+
+class Entry(Model):
+    """A model a task's state holds many of (hunks, changes, remarks …), with the set of
+    fields it was given shared. Pydantic keeps that set (`model_fields_set`) in every
+    instance: ~730 bytes for a model of 7-18 fields, as much as its values; in a long
+    task's loaded state, 10.6 of 22.5 MB (5,053 hunks, 4,758 changes, 3,848 remarks, 907
+    effects at 100k ops), and all of it at the peak of every command that loads the state.
+    An instance given every field (all of them, when loaded from a checkpoint) takes one
+    set of all its class's field names instead, right after it is validated. That stays
+    true: pydantic only adds to it the name of a field assigned, which is in it already
+    (nothing in Baton changes it otherwise), and copies (`model_copy`, deep copies) make
+    their own. Equality ignores it."""
+
+    def model_post_init(self, context: object) -> None:
+        every = _every_field(type(self))
+        if len(self.__pydantic_fields_set__) == len(every):  # a subset of the same size
+            object.__setattr__(self, "__pydantic_fields_set__", every)
 
 
 LATER = ConfigDict(defer_build=True)
@@ -361,24 +385,24 @@ def parse_payload(kind: OpKind, raw: str | bytes) -> Payload:
 # --- folded state ----------------------------------------------------------------------
 
 
-class Step(Model):
+class Step(Entry):
     name: str
     status: StepStatus
     note: str = ""
 
 
-class FileRead(Model):
+class FileRead(Entry):
     hash: Hash
     size: int
     lsn: int
 
 
-class Listing(Model):
+class Listing(Entry):
     hash: Hash
     count: int
 
 
-class Remark(Model):
+class Remark(Entry):
     """Feedback from the developer, a decision, or a note, in log order."""
 
     kind: Literal["feedback", "decision", "note"]
@@ -388,7 +412,7 @@ class Remark(Model):
     lsn: int
 
 
-class Change(Model):
+class Change(Entry):
     id: str
     path: str
     kind: ChangeKind
@@ -402,7 +426,7 @@ class Change(Model):
     """The earlier pending hunks it superseded: every response says so."""
 
 
-class HunkState(Model):
+class HunkState(Entry):
     id: str
     change_id: str
     path: str
@@ -447,7 +471,7 @@ def in_review_order(hunks: Iterable[HunkState]) -> list[HunkState]:
     return sorted(hunks, key=lambda h: (h.path, h.base_line))
 
 
-class EffectState(Model):
+class EffectState(Entry):
     id: str
     kind: EffectKind = "apply"
     path: str
@@ -460,7 +484,7 @@ class EffectState(Model):
     lsn: int
 
 
-class LandingState(Model):
+class LandingState(Entry):
     id: str
     path: str
     tool: str
@@ -473,7 +497,7 @@ class LandingState(Model):
     lsn: int
 
 
-class UnreadableOp(Model):
+class UnreadableOp(Entry):
     """An op the fold passed over (see `Unreadable`): where it is and why."""
 
     lsn: int
