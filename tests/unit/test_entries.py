@@ -5,6 +5,8 @@ entry's assignment show in another."""
 
 from __future__ import annotations
 
+import pytest
+
 from baton import checkpoints
 from baton.hashing import digest
 from baton.models import HunkState, HunkStatus, Remark, TaskState
@@ -79,3 +81,39 @@ def test_a_loaded_checkpoint_shares_and_equals_the_state_it_saved() -> None:
     sets = {id(h.model_fields_set) for h in back.hunks.values()}
     assert len(sets) == 1
     assert back.remarks[0].model_fields_set == set(Remark.model_fields)
+
+
+def a_state() -> TaskState:
+    state = TaskState(task_id="t", lsn=9, ops=9, title="x")
+    for i in range(5):
+        state.add_hunk(hunk(i, status=HunkStatus.REJECTED if i % 2 else HunkStatus.PENDING))
+    for i in range(3):
+        state.add_remark(Remark(kind="feedback", text=f"no {i}", hunk_id=f"h{i}", lsn=i + 2))
+    return state
+
+
+def test_parsed_entry_by_entry_is_what_pydantic_parses_at_once() -> None:
+    body = a_state().model_dump_json().encode()
+    by_entry = checkpoints.parse_state(body)
+    at_once = TaskState.model_validate_json(body)
+    assert by_entry == at_once == a_state()
+    assert by_entry.pending_ids_of("a.py") == at_once.pending_ids_of("a.py") == ["h0", "h2", "h4"]
+    assert [type(h.status) for h in by_entry.hunks.values()] == [HunkStatus] * 5
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"task_id": "t", "hunks": {"h": {"id": "h"',  # cut short
+        b'{"task_id": "t", "hunks": {"h": {"id": 5}}}',  # an entry of the wrong type
+        b'{"task_id": "t", "remarks": [{"kind": "shout", "text": "x", "lsn": 1}]}',
+        b'{"task_id": "t", "hunks": []}',
+        b'["t"]',
+        b'{"task_id": "t", "extra": 1}',
+    ],
+)
+def test_a_checkpoint_that_does_not_parse_is_damaged(body: bytes) -> None:
+    data = checkpoints.FULL + body
+    row = StoredCheckpoint("t", 0, data, digest(data))
+    with pytest.raises(checkpoints.Damaged, match="does not parse"):
+        checkpoints.load("t", row, {0: row})
