@@ -35,8 +35,8 @@ def _every_field(model: type[BaseModel]) -> set[str]:
 
 
 class Entry(Model):
-    """A model a task's state holds many of (hunks, changes, remarks …), with the set of
-    fields it was given shared. Pydantic keeps that set (`model_fields_set`) in every
+    """A model a task's state or brief holds many of (hunks, changes, remarks …), with the
+    set of fields it was given shared. Pydantic keeps that set (`model_fields_set`) in every
     instance: ~730 bytes for a model of 7-18 fields, as much as its values; in a long
     task's loaded state, 10.6 of 22.5 MB (5,053 hunks, 4,758 changes, 3,848 remarks, 907
     effects at 100k ops), and all of it at the peak of every command that loads the state.
