@@ -685,10 +685,24 @@ class TaskState(Model):
         self.put("hunks", hunk.id, hunk)
 
     def set_status(self, hunk: HunkState, status: HunkStatus) -> None:
-        """The one way the fold changes a hunk's status, so the pending index follows."""
-        self._unindex(hunk)
+        """The one way the fold changes a hunk's status, so the pending index follows.
+        Both indexes keep the order of `hunks`, as a load rebuilds them (`reindex`): a hunk
+        back to pending (reopened) takes its place among its file's pending ones, not the
+        end, or a later proposal's `replaced` would list them in another order after a
+        checkpoint than without one (invariant 1)."""
+        was = hunk.status == HunkStatus.PENDING
         hunk.status = status
-        self._index(hunk)
+        if status == HunkStatus.PENDING and not was:
+            self._pending[hunk.path] = {
+                i: None
+                for i in self._by_path.get(hunk.path, ())
+                if self.hunks[i].status == HunkStatus.PENDING
+            }
+        elif was and status != HunkStatus.PENDING:
+            pending = self._pending.get(hunk.path, {})
+            pending.pop(hunk.id, None)
+            if not pending:
+                self._pending.pop(hunk.path, None)
         self.touch("hunks", hunk.id)
 
     def drop_superseded(self, hunk: HunkState) -> None:
