@@ -43,7 +43,7 @@ from typing import Any
 from baton.workspace import DB_ENV
 
 from . import append, brief, flat, hooks, lsp, peer, recovery, startup
-from .stats import settle
+from .stats import compiled, settle
 
 PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup", "flat")
 
@@ -243,6 +243,7 @@ def machine() -> dict[str, Any]:
 
 async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
     phases = set(args.only or PHASES)
+    compiled()
     results: dict[str, Any] = {"machine": machine(), "plan": dataclasses.asdict(plan)}
     m = results["machine"]
     print(

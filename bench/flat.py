@@ -96,7 +96,7 @@ from baton.workspace import Workspace, database_path
 
 from . import lsp
 from .report import Cell, emit, rx, verdict
-from .stats import median, percentile, settle
+from .stats import compiled, median, percentile, settle
 
 GENERATOR = 1
 """Bump when the generated workload changes: the cached workspaces are regenerated."""
@@ -799,15 +799,6 @@ async def serve_runs(
     return out
 
 
-def byte_compile() -> None:
-    """Byte-compile Baton's modules (into their __pycache__, as an install does): with
-    PYTHONDONTWRITEBYTECODE set (some environments do), every command and server start
-    would compile them again, ~50 ms each, which is no user's cost."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    package = str(Path(baton.__file__).parent)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", package], env=env, check=True)
-
-
 def same_baton() -> None:
     """The commands the bench spawns must run the Baton it imports (several checkouts
     on one machine: a stale PYTHONPATH would time another tree's code)."""
@@ -924,7 +915,7 @@ async def run(
 ) -> FlatResult:
     started = time.monotonic()
     same_baton()
-    byte_compile()
+    compiled()
     work = base / "flat"
     work.mkdir()
     folder = await cache_dir()

@@ -1107,6 +1107,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from baton.workspace import DB_ENV
 
+    from .stats import compiled
     from .stats import settle as _settle
 
     parser = argparse.ArgumentParser(prog="python -m bench.lsp")
@@ -1126,6 +1127,7 @@ def main(argv: list[str] | None = None) -> int:
         variants["against"] = ("env", f"PYTHONPATH={args.against}")
     small, large, tasks = (int(x) for x in args.flat.split(","))
     os.environ.pop(DB_ENV, None)
+    compiled(*([args.against] if args.against else []))
     base = Path(tempfile.mkdtemp(prefix="baton-bench-flat-", dir="/tmp"))
     _settle()
     scenarios = asyncio.run(

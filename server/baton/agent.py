@@ -36,7 +36,6 @@ from . import keys, paths
 from .brief import HandoffBrief, build_brief
 from .changes import (
     MAX_DIFF_BYTES,
-    MAX_FILE_BYTES,
     MAX_FILES_PER_DIFF,
     BuiltChange,
     ChangeRefused,
@@ -56,7 +55,7 @@ from .effects import (
 )
 from .hashing import digest
 from .history import superseded_hunks
-from .limits import InvalidInput, lease_seconds
+from .limits import MAX_FILE_BYTES, InvalidInput, lease_seconds
 from .models import (
     Change,
     ContextListed,

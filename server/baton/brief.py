@@ -40,6 +40,7 @@ from typing import Literal, TypeVar
 from pydantic import Field
 
 from .models import (
+    Entry,
     HunkState,
     HunkStatus,
     Model,
@@ -80,12 +81,12 @@ FileChange = Literal["unchanged", "updated", "changed", "deleted"]
 STALE: tuple[FileChange, ...] = ("changed", "deleted")
 
 
-class FileBrief(Model):
+class FileBrief(Entry):
     path: str
     state: FileChange
 
 
-class HunkBrief(Model):
+class HunkBrief(Entry):
     id: str
     path: str
     status: HunkStatus
@@ -97,7 +98,7 @@ class HunkBrief(Model):
     """Written by the agent's own tool: in the file already, whatever the review says."""
 
 
-class EffectBrief(Model):
+class EffectBrief(Entry):
     id: str
     path: str
     status: str
@@ -365,7 +366,7 @@ def bound(brief: HandoffBrief, limit: int = MAX_LISTED, budget: int = BUDGET) ->
     kept_steps = {id(s) for s in take(open_steps, step_line, "steps_open")}
     stale = take([f for f in brief.files_read if f.state in STALE], file_line, "files_changed")
 
-    pending = [h.model_copy(update={"summary": _clip(h.summary)}) for h in brief.pending]
+    pending = [_clip_summary(h) for h in brief.pending]
     listed = take(pending, hunk_line, "pending")
     unlisted = Counter(brief.pending_unlisted)
     unlisted.update(h.path for h in pending[len(listed) :])
@@ -396,7 +397,11 @@ def bound(brief: HandoffBrief, limit: int = MAX_LISTED, budget: int = BUDGET) ->
 
 
 def _clip_summary(h: HunkBrief) -> HunkBrief:
-    return h.model_copy(update={"summary": _clip(h.summary)})
+    """A copy only where clipping changes the summary: a long task's brief lists thousands
+    of decisions, and a copy of each (a dict and a set of fields of its own) was ~6 MB of
+    `baton resume`'s peak at 5,053 hunks."""
+    summary = _clip(h.summary)
+    return h if summary == h.summary else h.model_copy(update={"summary": summary})
 
 
 def standalone_remarks(b: HandoffBrief) -> list[Remark]:

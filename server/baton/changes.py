@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from . import keys
 from .hashing import digest
 from .hunks import HunkSpec, Lines, diff_hunks, locate_tolerant, split_lines
-from .limits import InvalidInput
+from .limits import MAX_FILE_BYTES, InvalidInput
 from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_HUNKS_PER_CHANGE = 2000
 MAX_DIFF_BYTES = 3 * MAX_FILE_BYTES
 """A diff rewriting a whole file at the limit holds its old and its new lines."""

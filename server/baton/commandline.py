@@ -382,10 +382,14 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def serve(level: str) -> int:
-    """Logs go to stderr: stdout is the JSON-RPC channel."""
+    """Logs go to stderr: stdout is the JSON-RPC channel. The collector collects only
+    its youngest generation while the server is imported (lsp/collector.py says why)."""
     import logging
     import os
 
+    from .lsp import collector
+
+    collector.for_imports()
     from .lsp.server import build_server
 
     logging.basicConfig(

@@ -13,6 +13,10 @@ MAX_TTL = 7 * 24 * 3600.0
 """The longest lease a worker may take (a week): a lease is a promise to heartbeat, and a
 longer one only delays the takeover that the lease is for."""
 
+MAX_FILE_BYTES = 4 * 1024 * 1024
+"""The largest file a change may propose or an edited hunk may hold (changes.py, the
+language server's arguments, review.py)."""
+
 SQLITE_INT_MAX = 2**63 - 1
 """The largest INTEGER SQLite stores; larger ones overflow in the driver, not in SQL."""
 

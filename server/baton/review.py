@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 from . import keys
-from .changes import MAX_FILE_BYTES
 from .fold import writing
 from .hashing import digest
+from .limits import MAX_FILE_BYTES
 from .models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind, TaskState
 from .store import NewOp, OpConflict, StoreError
 from .transitions import decided_as, next_status

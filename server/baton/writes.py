@@ -23,9 +23,9 @@ worker woken from SIGSTOP, a second applier.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
+import functools
 import os
 import re
 import secrets
@@ -42,11 +42,19 @@ _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 _UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP}
 
-_renameat2: Any
-try:
-    _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-except (OSError, AttributeError):  # not glibc ≥ 2.28: plain renames
-    _renameat2 = None
+
+@functools.cache
+def _renameat2() -> Any:
+    """libc's renameat2, None where there is none (not glibc ≥ 2.28: plain renames).
+    Looked up on the first write, not at import: ctypes and the lookup were ~1.5 ms of
+    every process that imports the effects, the language server's start among them."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+
 
 _TEMP = re.compile(r"^\.(?P<stem>.{1,32})\.[0-9a-f]{8}\.baton$", re.DOTALL)
 
@@ -242,10 +250,13 @@ def _delete(staged: Staged) -> None:
 
 def _rename2(folder: int, src: str, dst: str, flags: int) -> bool:
     """renameat2 within one folder; False where the OS or file system lacks it."""
-    if _renameat2 is None:
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    if _renameat2(folder, os.fsencode(src), folder, os.fsencode(dst), flags) == 0:
+    if renameat2(folder, os.fsencode(src), folder, os.fsencode(dst), flags) == 0:
         return True
+    import ctypes  # imported by _renameat2 already
+
     code = ctypes.get_errno()
     if code in _UNSUPPORTED:
         return False

@@ -12,7 +12,15 @@ import pytest
 
 LSP = Path(__file__).resolve().parents[2] / "server" / "baton" / "lsp"
 FEATURES = {"code_actions", "code_lens", "commands", "custom", "documents", "hover", "live"}
-LAYERS = {"applying": 3, "views": 2, "state": 1, "errors": 0, "settings": 0, "protocol": 0}
+LAYERS = {
+    "applying": 3,
+    "views": 2,
+    "state": 1,
+    "errors": 0,
+    "settings": 0,
+    "protocol": 0,
+    "collector": 0,
+}
 """Shared modules by height: each may import only lower ones (the features any of them)."""
 
 

@@ -236,3 +236,16 @@ def test_bound_is_idempotent_and_render_accepts_a_bounded_brief() -> None:
 def test_a_new_task_says_so() -> None:
     state = TaskState(task_id="t", title="t", epoch=1)
     assert build_brief(state, {}).next_actions == [NEW_TASK]
+
+
+def test_a_bounded_brief_copies_only_the_hunks_whose_summary_it_clips() -> None:
+    short = hunks(HunkStatus.REJECTED, 3, comment="no")
+    long = hunks(HunkStatus.REJECTED, 1)[0].model_copy(update={"summary": "x " * MAX_TEXT})
+    b = brief(rejected=[*short, long], pending=hunks(HunkStatus.PENDING, 2))
+    bounded = bound(b)
+    assert all(x is y for x, y in zip(bounded.rejected[:3], b.rejected[:3], strict=True))
+    assert all(x is y for x, y in zip(bounded.pending, b.pending, strict=True))
+    clipped = bounded.rejected[3]
+    assert clipped is not b.rejected[3]
+    assert len(clipped.summary) == MAX_TEXT and clipped.summary.endswith("…")
+    assert b.rejected[3].summary == "x " * MAX_TEXT  # the brief itself is left as it was

@@ -18,7 +18,9 @@ from baton.models import (
     ChangeKind,
     ChangeProposed,
     ContextText,
+    Decision,
     HunkRef,
+    HunkReviewed,
     OpKind,
     TaskState,
 )
@@ -131,3 +133,42 @@ def test_only_the_newest_notes_stay_and_a_chain_drops_the_same_ones() -> None:
     assert notes == [f"n{i}" for i in range(150, NOTES_KEPT + 150)]
     assert full.notes_dropped == 150 and full.remarks[0].text == "keep it small"
     assert build_brief(full, {}).omitted == {"notes": 150}
+
+
+def test_a_reopened_hunk_keeps_its_place_among_the_pending_ones_across_a_load() -> None:
+    """Found by the property above: h1 accepted then reopened went to the end of its
+    file's pending index in the fold (h2, h1) but back to its place in `hunks` on a load
+    (h1, h2), so a later proposal's `replaced` differed with a checkpoint in between."""
+
+    def proposal(ids: list[str]) -> tuple[OpKind, ChangeProposed]:
+        refs = [
+            HunkRef(id=i, base_line=n, old_count=1, new_count=2, summary=i, body=H)
+            for n, i in enumerate(ids)
+        ]
+        payload = ChangeProposed(
+            change_id=f"c-{''.join(ids)}",
+            path="a.py",
+            kind=ChangeKind.MODIFY,
+            base_hash=H,
+            new_hash=H,
+            hunks=refs,
+        )
+        return OpKind.CHANGE_PROPOSED, payload
+
+    def review(decision: Decision) -> tuple[OpKind, HunkReviewed]:
+        return OpKind.HUNK_REVIEWED, HunkReviewed(hunk_id="h1", decision=decision)
+
+    items = [proposal(["h1", "h2"]), review(Decision.ACCEPTED), review(Decision.REOPENED)]
+    ops = make_log([*items, proposal([])])
+    rows: dict[int, Stored] = {}
+    newest: Chain | None = None
+    state = TaskState(task_id="t")
+    for op in ops:
+        apply_in_place(state, op)
+        newest = save(state, rows, newest, whole=True)
+        loaded = checkpoints.load("t", rows[newest.lsn], rows)
+        assert loaded is not None
+        state = loaded[0]
+    folded = rebuild("t", ops)
+    assert folded.changes["c-"].replaced == ["h1", "h2"]
+    assert state == folded

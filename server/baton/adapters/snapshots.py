@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import landings, paths
-from ..changes import MAX_FILE_BYTES, ChangeRefused
+from ..changes import ChangeRefused
 from ..hashing import digest
 from ..keys import derive
+from ..limits import MAX_FILE_BYTES
 from ..workspace import Workspace
 
 SKIPPED_DIRS = frozenset({".git", ".baton", "node_modules", ".venv", "venv", "__pycache__"})

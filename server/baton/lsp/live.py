@@ -29,8 +29,8 @@ from ..effects import EffectResult, apply_hunk, settle, temp_leftovers
 from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
+from . import collector, views
 from . import protocol as p
-from . import views
 from .applying import settle_if_written
 from .state import EDITOR, READY_TIMEOUT_S, BatonServer, store_request
 
@@ -331,7 +331,7 @@ def register(server: BatonServer) -> None:
         ls.settings = ls.settings.with_options(params.initialization_options)
         # A client that never sends `initialized` must not leave the collector off.
         if not gc.isenabled():
-            asyncio.get_running_loop().call_later(READY_TIMEOUT_S, gc.enable)
+            asyncio.get_running_loop().call_later(READY_TIMEOUT_S, collector.resume)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
@@ -346,7 +346,7 @@ def register(server: BatonServer) -> None:
             # walking it again and again (measured: 90-135 ms pauses on large workspaces),
             # and collect as usual from here on (BatonServer.start_io turned it off).
             gc.freeze()
-            gc.enable()
+            collector.resume()
         if baselines is not None and not ls.closing:
             ls.run_task(watch(ls, baselines), "watching for agent commits")
 

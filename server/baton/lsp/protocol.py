@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..changes import MAX_FILE_BYTES
+from ..limits import MAX_FILE_BYTES
 from ..models import MAX_TEXT
 
 PROTOCOL_VERSION = 2

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import logging
 import time
 import uuid
@@ -34,6 +33,7 @@ from ..placement import Placed
 from ..review import HunkNotFound, ReviewRefused, find_hunk
 from ..store import StoreError
 from ..workspace import Workspace, store_config
+from . import collector
 from .errors import jsonrpc_errors
 from .index import TaskIndex
 from .jsonrpc.server import StdioLanguageServer
@@ -115,13 +115,10 @@ class BatonServer(StdioLanguageServer):
         so a save racing the change before it cannot record one effect twice."""
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve on stdio, with the collector set for start-up: what the imports built
-        (hundreds of lsprotocol and pydantic classes) lives as long as the process, so it
-        is frozen out of every later collection, and collecting stays off until start-up
-        has published (live.py turns it back on): start-up makes long-lived objects, not
-        garbage, and a full collection in the middle of it walked everything for nothing."""
-        gc.freeze()
-        gc.disable()
+        """Serve on stdio, with the collector set for start-up (collector.py): what the
+        imports built is frozen, and collecting stays off until start-up has published
+        (live.py turns it back on)."""
+        collector.hold()
         super().start_io(stdin, stdout)
 
     # --- background work --------------------------------------------------------------
