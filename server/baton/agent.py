@@ -32,7 +32,7 @@ from typing import Literal, ParamSpec, TypeVar
 
 from pydantic import ValidationError
 
-from . import keys, paths
+from . import bases, keys, paths
 from .brief import HandoffBrief, build_brief
 from .changes import (
     MAX_DIFF_BYTES,
@@ -46,6 +46,7 @@ from .changes import (
 )
 from .effects import (
     EffectResult,
+    abandon_elsewhere,
     applied_shifts,
     apply_accepted,
     content_hash,
@@ -252,6 +253,7 @@ class Worker:
         """Create a task and claim it."""
         task_id = valid_task_id(task_id) if task_id is not None else f"t-{secrets.token_hex(4)}"
         epoch = await self.ws.store.begin(task_id, title, instruction, self.worker_id, self.ttl)
+        await bases.record(self.ws, task_id, epoch)
         return self._held(task_id, epoch)
 
     async def claim(self, task_id: str, *, wait: float = 0.0) -> Task:
@@ -269,6 +271,9 @@ class Worker:
                 left = (info.lease_expires or 0) - self.ws.store.clock()
                 await asyncio.sleep(min(max(left, 0.05), max(deadline - time.monotonic(), 0.05)))
         task = self._held(task_id, epoch)
+        # The task's work goes on in this checkout: another's unsettled writes are called
+        # off and done again here; this one's own are settled by its files.
+        await abandon_elsewhere(self.ws, task_id, epoch)
         await recover_effects(self.ws, task_id, epoch=epoch)
         # A writer killed after someone else settled its effect left its temp file with
         # no dangling intent to find it by: a takeover is the time to look for those too.

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import calls, integrity, paths, showing, transitions
+from . import calls, catchup, integrity, paths, showing, transitions
 from .agent import Task, Worker, default_worker_id
 from .brief import render_markdown
 from .calls import AppliedEffect, Failure, arguments, failure
@@ -384,6 +384,47 @@ async def cmd_apply(args: argparse.Namespace) -> None:
     report_effects(args, results)
 
 
+async def cmd_checkout(args: argparse.Namespace) -> None:
+    if args.into:
+        Path(args.into).mkdir(parents=True, exist_ok=True)
+        args.workspace = args.into  # the checkout itself is the root, not a folder above
+    async with await open_workspace(args) as ws:
+        report = await catchup.checkout(ws, args.task)
+    emit(
+        args,
+        report.model_dump(mode="json") | {"complete": report.complete},
+        lambda: _checked_out(report),
+    )
+    if not report.complete:
+        raise CommandFailed(
+            f"checkout {report.checkout} is not task {report.task_id}'s exact state (see above)"
+        )
+
+
+def _checked_out(report: catchup.CheckoutReport) -> str:
+    lines = [
+        f"{s.outcome:9} {s.path}"
+        + (f" ({', '.join(s.hunk_ids)})" if s.hunk_ids else "")
+        + (f": {s.detail}" if s.detail else "")
+        for s in report.steps
+    ]
+    lines += [
+        f"not rebuilt {p}: it differed from the base commit when the task began, and the "
+        "task never wrote it"
+        for p in report.unreproduced
+    ]
+    if report.unreproduced_more:
+        lines.append(f"not rebuilt: {report.unreproduced_more} more such paths")
+    copied = sum(1 for s in report.steps if s.outcome != "conflict")
+    base = f"commit {report.base_commit[:12]}" if report.base_commit else "its files"
+    verdict = "is at" if report.complete else "is not yet at"
+    lines.append(
+        f"checkout {report.checkout} ({report.label}) {verdict} task {report.task_id}'s "
+        f"state: {base} and every write, {copied} step(s) done now"
+    )
+    return "\n".join(lines)
+
+
 async def cmd_recover(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         results: list[EffectResult] = []
@@ -652,6 +693,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, None]]] =
     "decide": cmd_decide,
     "apply": cmd_apply,
     "recover": cmd_recover,
+    "checkout": cmd_checkout,
     "check": cmd_check,
     "repair": cmd_repair,
     "finish": cmd_finish,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import checkpoints
+from .checkouts import Checkout, identify
 from .checkpoints import Damaged
 from .faults import crash_point
 from .fold import apply_or_note
@@ -82,6 +83,15 @@ class Workspace:
         self._generation = store.generation
         self._unsaved: defaultdict[str, int] = defaultdict(int)
         """Ops folded into the cached state since its last checkpoint was read or written."""
+        self._checkout: Checkout | None = None
+
+    @property
+    def checkout(self) -> Checkout:
+        """The copy of the files at `root` (checkouts.py): looked up, or minted, once per
+        process, when the first write of a file is recorded or judged."""
+        if self._checkout is None:
+            self._checkout = identify(self.root, database_path(self.root))
+        return self._checkout
 
     @classmethod
     async def open(

@@ -1,0 +1,499 @@
+"""Bringing a checkout to a task's exact state: its base, then every write the task made
+in other checkouts, once each (`baton checkout TASK`, and `baton apply` in any checkout).
+
+Every write Baton records keeps whole images of the file: an effect its pre-image and
+post-image (`pre_blob`, `post_blob`), a landing the file before the agent's tool ran and
+after (`pre_blob`, the landed change's `new_hash`). So the task's history of each file is a
+chain of images in log order, and a checkout catches up by walking it: for each write made
+elsewhere, a `copy` effect of its own (intent → set final state → done, keys.copy_effect),
+recorded against this checkout:
+
+* the file is the write's pre-image  → swap in its post-image;
+* it is already the post-image       → nothing to write, recorded done;
+* anything else                      → a conflict, the file untouched: someone changed it
+  here, and neither image of the log is theirs to overwrite. That file's later writes wait.
+
+Before the first write of a file the task ever made, a checkout whose file is still the
+base (the base commit's content, or absent when the task began outside git) gets the
+task's pre-image of it first, the `base` step: a file the task found dirty is rebuilt from
+the log, not guessed from git.
+
+Images, not hunks: a fresh checkout ends byte for byte what the checkout that wrote each
+image held, including a write that a hunk could not say exactly (a landing merged with
+earlier landed hunks, a deletion). The price: a file someone edited here is a conflict
+rather than a merge. Writes are judged from the log alone, so whichever process carries
+them out — `baton checkout`, a rerun after a SIGKILL, `baton apply` — records each once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from . import bases, keys, paths, writes
+from .checkouts import Checkout
+from .faults import crash_point
+from .hashing import content_hash
+from .models import (
+    ChangeLanded,
+    ChangeLanding,
+    EffectDone,
+    EffectFailed,
+    EffectIntent,
+    EffectState,
+    Model,
+    OpKind,
+    TaskBase,
+    TaskState,
+)
+from .store import NewOp, OpConflict
+from .workspace import REPLAY_PAGE, Workspace
+
+Outcome = Literal["applied", "already", "recovered", "conflict"]
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One write the task made to a file, in the checkout it happened in."""
+
+    source: str
+    """The effect's or the landing's id."""
+    lsn: int
+    path: str
+    checkout: str | None
+    pre_hash: str | None
+    pre_blob: str | None
+    post_hash: str | None
+    """None: the write deleted the file."""
+    post_blob: str | None
+    hunk_ids: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class History:
+    """What the log says of the task's files: its base and its writes, in log order."""
+
+    base: TaskBase | None = None
+    writes: list[Write] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """What became of one step in this checkout."""
+
+    effect_id: str
+    path: str
+    hunk_ids: tuple[str, ...]
+    outcome: Outcome
+    detail: str = ""
+
+
+class CheckoutRefused(Exception):
+    """The target cannot be brought to the task's base (another commit, no git): said,
+    never guessed."""
+
+
+async def history(ws: Workspace, task_id: str) -> History:
+    """The task's base and writes, from its whole log a page at a time (superseded
+    landings leave the folded state, their images stay in the log)."""
+    found = History()
+    landings: dict[str, ChangeLanding] = {}
+    intents: dict[str, EffectIntent] = {}
+    settled: set[str] = set()
+    lsn = 0
+    while True:
+        ops = await ws.store.ops_after(lsn, task_id, first=REPLAY_PAGE)
+        for op in ops:
+            p = op.payload
+            if isinstance(p, TaskBase) and found.base is None:
+                found.base = p
+            elif isinstance(p, ChangeLanding):
+                landings.setdefault(p.landing_id, p)
+            elif isinstance(p, ChangeLanded) and p.landing_id not in settled:
+                settled.add(p.landing_id)
+                landing = landings.get(p.landing_id)
+                if landing is not None and p.outcome != "unchanged":
+                    found.writes.append(_landed_write(op.lsn, landing, p))
+            elif isinstance(p, EffectIntent) and p.kind == "apply":
+                intents.setdefault(p.effect_id, p)
+            elif isinstance(p, EffectDone | EffectFailed) and p.effect_id not in settled:
+                settled.add(p.effect_id)
+                intent = intents.get(p.effect_id)
+                wrote = isinstance(p, EffectDone) and p.outcome != "already"
+                if intent is not None and wrote and intent.pre_hash != intent.post_hash:
+                    found.writes.append(_effect_write(op.lsn, intent))
+        if len(ops) < REPLAY_PAGE:
+            return found
+        lsn = ops[-1].lsn
+
+
+def _landed_write(lsn: int, landing: ChangeLanding, landed: ChangeLanded) -> Write:
+    return Write(
+        landing.landing_id,
+        lsn,
+        landing.path,
+        landing.checkout,
+        landing.pre_hash,
+        landing.pre_blob,
+        landed.new_hash,
+        landed.new_hash,
+        tuple(h.id for h in landed.hunks),
+    )
+
+
+def _effect_write(lsn: int, intent: EffectIntent) -> Write:
+    return Write(
+        intent.effect_id,
+        lsn,
+        intent.path,
+        intent.checkout,
+        intent.pre_hash,
+        intent.pre_blob,
+        intent.post_hash,
+        intent.post_blob,
+        tuple(intent.hunk_ids),
+    )
+
+
+def lagging(ws: Workspace, state: TaskState) -> bool:
+    """Whether another checkout wrote something this one has not copied, from the folded
+    state alone (no log read): the cheap test every `baton apply` makes first, so that a
+    workspace with one checkout does nothing more than before."""
+    here = ws.checkout
+    sources = [
+        e.id
+        for e in state.effects.values()
+        if e.kind == "apply" and e.status == "done" and e.outcome != "already"
+        if e.pre_hash != e.post_hash and not here.holds(e.checkout)
+    ]
+    sources += [
+        x.id
+        for x in state.landings.values()
+        if x.status in ("landed", "unknown") and not here.holds(x.checkout)
+    ]
+    return any(not _copied(state, source, here) for source in sources)
+
+
+def _copied(state: TaskState, source: str, here: Checkout) -> bool:
+    copy = state.effects.get(keys.copy_effect(source, here.id))
+    return copy is not None and copy.status != "intent"
+
+
+async def bring_up_to_date(
+    ws: Workspace, task_id: str, *, epoch: int | None = None
+) -> list[Copied]:
+    """Copy into this checkout every write of the task it lacks, in log order, once each;
+    settle first what a killed run of this left half-done. Resumable at any instant."""
+    results = await _settle_dangling(ws, task_id, epoch)
+    if not lagging(ws, await ws.state(task_id)) and not results:
+        return results
+    found = await history(ws, task_id)
+    here = ws.checkout
+    by_path: dict[str, list[Write]] = {}
+    for w in found.writes:
+        by_path.setdefault(w.path, []).append(w)
+    for path, chain in by_path.items():
+        results += await _walk(ws, task_id, found.base, path, chain, epoch, here)
+    return results
+
+
+async def _walk(
+    ws: Workspace,
+    task_id: str,
+    base: TaskBase | None,
+    path: str,
+    chain: list[Write],
+    epoch: int | None,
+    here: Checkout,
+) -> list[Copied]:
+    """One file's chain: the writes after the last one made here (those before it were on
+    this checkout's own copy of the file, which went its own way since)."""
+    made_here = [i for i, w in enumerate(chain) if here.holds(w.checkout)]
+    start = made_here[-1] + 1 if made_here else 0
+    results: list[Copied] = []
+    for i, w in enumerate(chain[start:], start):
+        state = await ws.state(task_id)
+        effect_id = keys.copy_effect(w.source, here.id)
+        done = state.effects.get(effect_id)
+        if done is not None:
+            if done.status == "failed":
+                break  # a conflict on record: this file's later writes wait for it
+            continue
+        if i == 0:
+            step = await _base_step(ws, task_id, base, w, epoch, here)
+            if step is not None:
+                results.append(step)
+                if step.outcome == "conflict":
+                    break
+        copied = await _copy(ws, task_id, effect_id, w, epoch)
+        results.append(copied)
+        if copied.outcome == "conflict":
+            break
+    return results
+
+
+async def _base_step(
+    ws: Workspace,
+    task_id: str,
+    base: TaskBase | None,
+    first: Write,
+    epoch: int | None,
+    here: Checkout,
+) -> Copied | None:
+    """Put the file to the task's pre-image of it when it is still the base here and the
+    task found it otherwise (dirty, or the checkout is fresh and outside git)."""
+    effect_id = keys.base_effect(first.path, here.id)
+    state = await ws.state(task_id)
+    if effect_id in state.effects:
+        return None
+    _, data = await asyncio.to_thread(_read, ws.root, first.path)
+    current = content_hash(data)
+    if current in (first.pre_hash, first.post_hash):
+        return None  # the write's own step decides
+    if base is not None and base.commit is not None:
+        committed = await asyncio.to_thread(bases.committed, ws.root, base.commit, first.path)
+        at_base = current == content_hash(committed)
+    else:
+        at_base = data is None  # a fresh checkout of a task begun outside git
+    if not at_base or (first.pre_hash is not None and first.pre_blob is None):
+        return None  # not the base, or no image of the file before: the copy says conflict
+    step = Write(
+        f"base:{first.path}",
+        first.lsn,
+        first.path,
+        here.id,
+        current,
+        None,
+        first.pre_hash,
+        first.pre_blob,
+        (),
+    )
+    return await _copy(ws, task_id, effect_id, step, epoch)
+
+
+def _read(root: Path, path: str) -> tuple[Path, bytes | None]:
+    target = paths.resolve(root, path)
+    writes.sweep(root, target)
+    return target, paths.read_regular(root, target)
+
+
+async def _copy(ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: int | None) -> Copied:
+    """One write repeated here: judged by the file, recorded ahead, then swapped in."""
+    record = _Recorder(ws, task_id, effect_id, w.path, w.hunk_ids, epoch)
+    try:
+        target, data = await asyncio.to_thread(_read, ws.root, w.path)
+    except paths.PathRefused as e:
+        await record.intent(None, None, None)
+        return await record.failed(f"{w.path} not written: {e}")
+    current = content_hash(data)
+    if current == w.post_hash:
+        await record.intent(current, current, None)
+        return await record.done("already")
+    if current != w.pre_hash:
+        await record.intent(current, None, None)
+        return await record.failed(_conflict(w))
+    post = await ws.store.get_blob(w.post_blob) if w.post_blob else None
+    try:
+        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
+    except OpConflict:  # another run planned it first: settle theirs
+        state = await ws.state(task_id)
+        return await _settle(ws, task_id, state.effects[effect_id], epoch)
+    return await _write(record, target, w.pre_hash, post, w.post_hash)
+
+
+def _conflict(w: Write) -> str:
+    where = w.checkout or "original"
+    return (
+        f"{w.path} here is neither what it was before nor after write {w.source} "
+        f"(checkout {where}); not overwritten: this file's later writes wait"
+    )
+
+
+async def _write(
+    record: _Recorder,
+    target: Path,
+    pre_hash: str | None,
+    post: bytes | None,
+    post_hash: str | None,
+) -> Copied:
+    root = record.ws.root
+    try:
+        outcome = await asyncio.to_thread(_write_blocking, target, pre_hash, post, post_hash, root)
+    except writes.Conflict as e:
+        return await record.failed(str(e))
+    except paths.PathRefused as e:
+        return await record.failed(f"{record.path} not written: {e}")
+    return await record.done(outcome)
+
+
+def _write_blocking(
+    target: Path, pre_hash: str | None, post: bytes | None, post_hash: str | None, root: Path
+) -> Literal["applied", "already"]:
+    crash_point("effect.before_write")
+    outcome = writes.write_final_state(target, pre_hash, post, post_hash, root)
+    crash_point("effect.after_write")
+    return outcome
+
+
+async def _settle_dangling(ws: Workspace, task_id: str, epoch: int | None) -> list[Copied]:
+    state = await ws.state(task_id)
+    here = ws.checkout
+    dangling = [
+        e
+        for e in state.effects.values()
+        if e.kind == "copy" and e.status == "intent" and here.holds(e.checkout)
+    ]
+    return [await _settle(ws, task_id, e, epoch) for e in dangling]
+
+
+async def _settle(ws: Workspace, task_id: str, effect: EffectState, epoch: int | None) -> Copied:
+    """A copy planned by a run that was killed: judged by the file, like any effect."""
+    record = _Recorder(ws, task_id, effect.id, effect.path, (), epoch)
+    if effect.status != "intent":
+        outcome: Outcome = "already" if effect.status == "done" else "conflict"
+        return Copied(effect.id, effect.path, (), outcome, effect.outcome)
+    try:
+        target, data = await asyncio.to_thread(_read, ws.root, effect.path)
+    except paths.PathRefused as e:
+        return await record.failed(f"{effect.path} not written: {e}")
+    current = content_hash(data)
+    if current == effect.post_hash:
+        return await record.done("recovered")
+    if current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
+        post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
+        copied = await _write(record, target, effect.pre_hash, post, effect.post_hash)
+        return (
+            Copied(copied.effect_id, copied.path, (), "recovered", copied.detail)
+            if (copied.outcome != "conflict")
+            else copied
+        )
+    return await record.failed(
+        f"{effect.path} changed since copy {effect.id} was planned; not overwritten"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Recorder:
+    """The ops of one copy: intent ahead of the write, then done or failed, once; against
+    this checkout, unfenced unless an agent carries it out."""
+
+    ws: Workspace
+    task_id: str
+    effect_id: str
+    path: str
+    hunk_ids: tuple[str, ...]
+    epoch: int | None
+
+    async def intent(
+        self, pre_hash: str | None, post_hash: str | None, post_blob: str | None
+    ) -> None:
+        payload = EffectIntent(
+            effect_id=self.effect_id,
+            kind="copy",
+            path=self.path,
+            hunk_ids=[],
+            pre_hash=pre_hash,
+            post_hash=post_hash,
+            post_blob=post_blob,
+            checkout=self.ws.checkout.id,
+        )
+        await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload))
+
+    async def done(self, outcome: Literal["applied", "already", "recovered"]) -> Copied:
+        with contextlib.suppress(OpConflict):
+            payload = EffectDone(effect_id=self.effect_id, outcome=outcome)
+            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
+        return Copied(self.effect_id, self.path, self.hunk_ids, outcome)
+
+    async def failed(self, reason: str) -> Copied:
+        with contextlib.suppress(OpConflict):
+            payload = EffectFailed(effect_id=self.effect_id, reason=reason, conflict=True)
+            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
+        return Copied(self.effect_id, self.path, self.hunk_ids, "conflict", reason)
+
+    def _op(self, op_id: str, payload: Model) -> NewOp:
+        kind = {
+            EffectIntent: OpKind.EFFECT_INTENT,
+            EffectDone: OpKind.EFFECT_DONE,
+            EffectFailed: OpKind.EFFECT_FAILED,
+        }[type(payload)]
+        return NewOp(
+            op_id, self.task_id, self.epoch or 0, kind, payload, fenced=self.epoch is not None
+        )
+
+
+class CopiedEffect(Model):
+    """One step of a checkout as `--json` shows it."""
+
+    effect_id: str
+    path: str
+    hunk_ids: list[str]
+    outcome: Outcome
+    detail: str = ""
+
+
+class CheckoutReport(Model):
+    """What `baton checkout TASK` did, and whether the checkout is now the task's state."""
+
+    task_id: str
+    checkout: str
+    label: str
+    base_commit: str | None
+    steps: list[CopiedEffect]
+    conflicts: int
+    unreproduced: list[str]
+    """Paths that differed from the base commit when the task began and that the task
+    never wrote: the log has no image of them, so they are not what they were there."""
+    unreproduced_more: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return not self.conflicts and not self.unreproduced and not self.unreproduced_more
+
+
+async def checkout(ws: Workspace, task_id: str) -> CheckoutReport:
+    """Bring the checkout at `ws.root` to the task's exact state (module docstring): the
+    one definition behind `baton checkout` and the Python API. Refused (CheckoutRefused)
+    when the checkout needs writes and is not at the task's base commit."""
+    state = await ws.state(task_id)  # TaskNotFound for an unknown task
+    found = await history(ws, task_id)
+    base = found.base
+    if base is not None and base.commit is not None and lagging(ws, state):
+        at = await asyncio.to_thread(bases.head, ws.root)
+        if at is None:
+            raise CheckoutRefused(
+                f"{ws.root} is not a git work tree, and task {task_id} began at commit "
+                f"{base.commit}: clone the repository there at that commit, then run "
+                "`baton checkout` again"
+            )
+        if at != base.commit:
+            raise CheckoutRefused(
+                f"{ws.root} is at commit {at[:12]}, and task {task_id} began at "
+                f"{base.commit[:12]}: `git checkout {base.commit}` there first"
+            )
+    steps = await bring_up_to_date(ws, task_id)
+    written = {w.path for w in found.writes}
+    unreproduced = [p for p in base.dirty if p not in written] if base is not None else []
+    here = ws.checkout
+    return CheckoutReport(
+        task_id=task_id,
+        checkout=here.id,
+        label=here.label,
+        base_commit=base.commit if base is not None else None,
+        steps=[
+            CopiedEffect(
+                effect_id=s.effect_id,
+                path=s.path,
+                hunk_ids=list(s.hunk_ids),
+                outcome=s.outcome,
+                detail=s.detail,
+            )
+            for s in steps
+        ],
+        conflicts=sum(1 for s in steps if s.outcome == "conflict"),
+        unreproduced=unreproduced,
+        unreproduced_more=base.dirty_more if base is not None else 0,
+    )
