@@ -148,7 +148,7 @@ async def test_a_fresh_checkout_takes_over_a_dead_one(fleet: dict[str, Path]) ->
 async def test_a_file_edited_by_hand_is_a_conflict_never_overwritten(
     fleet: dict[str, Path],
 ) -> None:
-    a, d, c, db = fleet["a"], fleet["d"], fleet["c"], fleet["db"]
+    a, d, db = fleet["a"], fleet["d"], fleet["db"]
     await first_worker(a, d)
     (d / "app.py").write_text(BASE + "# the developer's own line\n")
     out = baton("checkout", TASK, "--json", db=db, cwd=d)
@@ -181,7 +181,7 @@ async def test_a_git_base_dirty_files_come_from_the_log(
     """A began on a commit with app.py edited and not committed: the fresh clone at that
     commit gets app.py's dirty state from the log, then the task's writes; a clone at
     another commit is refused, and a dirty path the task never wrote is named."""
-    a, d, db = fleet["a"], fleet["d"], fleet["db"]
+    a, db = fleet["a"], fleet["db"]
     git(a, "init", "-q")
     (a / "other.txt").write_text("committed\n")
     git(a, "add", "app.py", "other.txt")
@@ -200,7 +200,7 @@ async def test_a_git_base_dirty_files_come_from_the_log(
     expected = (a / "app.py").read_bytes()
 
     c = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(a), str(c)], check=True)
+    git(tmp_path, "clone", "-q", str(a), str(c))
     git(c, "commit", "-q", "--allow-empty", "-m", "later")
     refused = baton("checkout", TASK, "--into", str(c), db=db, cwd=tmp_path)
     assert refused.returncode == 4 and "git checkout" in refused.stderr
@@ -211,7 +211,6 @@ async def test_a_git_base_dirty_files_come_from_the_log(
     assert report["unreproduced"] == ["scratch.txt"] and out.returncode == 1
     assert (c / "app.py").read_bytes() == expected
     assert [s["effect_id"].split("-")[0] for s in report["steps"]] == ["base", "copy"]
-    del d
 
 
 async def test_the_api_refuses_a_checkout_off_the_base(fleet: dict[str, Path]) -> None:
