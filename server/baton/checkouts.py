@@ -66,7 +66,10 @@ def identify(root: Path, database: Path) -> Checkout:
         # and no other copy shares that log, so the writes it records are still these.
         return Checkout(str(recorded["id"]), host, str(root), original)
     minted = Checkout(f"c-{secrets.token_hex(6)}", host, str(root), original)
-    _write(path, minted, replace=recorded is not None)
+    try:
+        _write(path, minted, replace=recorded is not None)
+    except OSError:  # a read-only folder: a look (`baton status`) still works; a write
+        return minted  # of a file would fail there anyway
     winner = _read(path)  # two processes minting at once: the one file in place wins
     return Checkout(str(winner["id"]), host, str(root), original) if winner else minted
 

@@ -135,6 +135,7 @@ def check_numbers(args: argparse.Namespace) -> None:
 async def cmd_status(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         rows = [(row.info, row.state, row.counts) for row in await calls.overview(ws)]
+        behind = {state.task_id for _, state, _ in rows if catchup.lagging(ws, state)}
     damaged = [(info.task_id, len(state.unreadable)) for info, state, _ in rows if state.unreadable]
     data = [
         {
@@ -148,6 +149,8 @@ async def cmd_status(args: argparse.Namespace) -> None:
             "hunks": {k.value: v for k, v in counts.items()},
             "unreadable_ops": len(state.unreadable),
         }
+        # Only when it is so: with one checkout the output is what it always was.
+        | ({"behind_here": True} if info.task_id in behind else {})
         for info, state, counts in rows
     ]
 
@@ -156,6 +159,11 @@ async def cmd_status(args: argparse.Namespace) -> None:
             return "No tasks yet. An agent starts one with `baton agent begin --title …`."
         notes = "".join(
             f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
+        )
+        notes += "".join(
+            f"\ntask {t}: other checkouts wrote files this one lacks; `baton checkout {t}` "
+            "brings them here"
+            for t in sorted(behind)
         )
         return (
             notes.lstrip("\n")

@@ -126,12 +126,18 @@ async def test_a_fresh_checkout_takes_over_a_dead_one(fleet: dict[str, Path]) ->
 
     # The developer's checkout: same review state; `baton apply` copies what A and C wrote.
     assert (d / "app.py").read_text() == BASE
+    status = baton("status", db=db, cwd=d)
+    assert f"task {TASK}: other checkouts wrote files this one lacks" in status.stdout
+    [row] = json.loads(baton("status", "--json", db=db, cwd=d).stdout)
+    assert row["behind_here"] is True and row["hunks"]["applied"] == 2
     out = baton("apply", "--json", db=db, cwd=d)
     assert out.returncode == 0, out.stderr
     assert (d / "app.py").read_bytes() == (c / "app.py").read_bytes()
     assert (d / "notes.md").read_bytes() == (c / "notes.md").read_bytes()
     again = baton("apply", "--json", db=db, cwd=d)
     assert again.returncode == 0 and json.loads(again.stdout) == []
+    [row] = json.loads(baton("status", "--json", db=db, cwd=d).stdout)
+    assert "behind_here" not in row
 
     async with await Workspace.open(d) as ws:
         ops = await ws.store.ops_after(0, TASK)
