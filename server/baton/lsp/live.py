@@ -22,7 +22,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from .. import keys
+from .. import catchup, keys
 from ..effects import EffectResult, apply_hunk, dangling_here, settle, temp_leftovers
 from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
 from ..store import NewOp, OpConflict, StoreError
@@ -91,6 +91,11 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 message += (
                     f"; wrote {len(written)} accepted hunk{'s' * (len(written) != 1)} left "
                     f"unwritten when the last session stopped: {names}"
+                )
+            if catchup.lagging(ws, state):  # docs/checkouts.md: the files are this checkout's
+                message += (
+                    "; other checkouts wrote files of it that this folder lacks: "
+                    f"`baton checkout {task_id}` brings them here"
                 )
             summaries.append(
                 p.RestoredTask(
