@@ -271,7 +271,10 @@ async def _base_step(
         first.pre_blob,
         (),
     )
-    return await _copy(ws, task_id, effect_id, step, epoch)
+    copied = await _copy(ws, task_id, effect_id, step, epoch)
+    if copied.outcome == "conflict":
+        return copied
+    return Copied(copied.effect_id, copied.path, (), copied.outcome, "as the task found it")
 
 
 def _read(root: Path, path: str) -> tuple[Path, bytes | None]:
