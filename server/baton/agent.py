@@ -32,7 +32,7 @@ from typing import Literal, ParamSpec, TypeVar
 
 from pydantic import ValidationError
 
-from . import bases, keys, paths
+from . import bases, catchup, keys, paths
 from .brief import HandoffBrief, build_brief
 from .changes import (
     MAX_DIFF_BYTES,
@@ -275,6 +275,9 @@ class Worker:
         # off and done again here; this one's own are settled by its files.
         await abandon_elsewhere(self.ws, task_id, epoch)
         await recover_effects(self.ws, task_id, epoch=epoch)
+        # And the task's writes made in other checkouts come here, so that what this
+        # worker reads is what the last one left (docs/checkouts.md); nothing with one.
+        await catchup.bring_up_to_date(self.ws, task_id, epoch=epoch)
         # A writer killed after someone else settled its effect left its temp file with
         # no dangling intent to find it by: a takeover is the time to look for those too.
         temp_leftovers(self.ws, await self.ws.state(task_id), remove=True)

@@ -22,7 +22,7 @@ import pytest
 from baton import checkouts, landings
 from baton.agent import Worker
 from baton.catchup import CheckoutRefused, checkout
-from baton.effects import apply_accepted
+from baton.effects import Plan, apply_accepted, plan_apply, record_intent
 from baton.integrity import check
 from baton.models import Decision, EffectIntent, HunkStatus, OpKind
 from baton.review import decide
@@ -247,3 +247,71 @@ async def test_one_checkout_applies_as_before(tmp_path: Path) -> None:
         assert await apply_accepted(task.ws, TASK) == []
         kinds = {e.kind for e in (await task.state()).effects.values()}
     assert kinds == {"apply"}
+
+
+async def test_a_write_a_dead_checkout_left_unsettled_is_done_again_where_the_task_goes_on(
+    fleet: dict[str, Path],
+) -> None:
+    """A died between its intent and its write: no other checkout can judge that write
+    (its file is gone), so the developer's apply says so and writes nothing; the worker
+    that claims in C calls it off (failed, not a conflict) and applies the hunk there."""
+    a, d, c, db = fleet["a"], fleet["d"], fleet["c"], fleet["db"]
+    c.mkdir()
+    (c / "app.py").write_text(BASE)  # a fresh container from the same image
+    worker = await Worker.open(a, worker_id="worker-a", ttl=0.3)
+    task = await worker.begin("Greet better", task_id=TASK)
+    [hid] = (await task.propose("app.py", PROPOSED)).hunk_ids
+    async with await Workspace.open(d) as dev:
+        await decide(dev, TASK, hid, Decision.ACCEPTED)
+    plan = await plan_apply(task.ws, TASK, hid, task.epoch)
+    assert isinstance(plan, Plan)
+    assert await record_intent(task.ws, plan) is None
+    task.stop_heartbeat()
+    await worker.ws.close()
+    shutil.rmtree(a)
+
+    out = baton("apply", "--json", db=db, cwd=d)
+    assert out.returncode == 1
+    [result] = json.loads(out.stdout)
+    assert result["outcome"] == "conflict" and "has not settled it" in result["detail"]
+    assert (d / "app.py").read_text() == BASE
+
+    async with await Worker.open(c, worker_id="worker-c", ttl=30) as worker_c:
+        taken = await worker_c.claim(TASK, wait=10)
+        assert [r.outcome for r in await taken.apply()] == ["applied"]
+        state = await taken.state()
+    assert state.hunks[hid].status == HunkStatus.APPLIED
+    assert state.hunks[hid].effect_id == f"apply-{hid}-1"
+    assert state.effects[f"apply-{hid}"].status == "failed"
+    assert (c / "app.py").read_text() == PROPOSED
+    assert baton("apply", db=db, cwd=d).returncode == 0
+    assert (d / "app.py").read_text() == PROPOSED
+
+
+async def test_a_claim_brings_the_files_of_a_checkout_that_fell_behind(
+    fleet: dict[str, Path],
+) -> None:
+    """The next worker's claim copies in what the last one wrote elsewhere, so what it
+    reads is what the task left (here: in the developer's folder)."""
+    a, d = fleet["a"], fleet["d"]
+    await first_worker(a, d)
+    async with await Worker.open(d, worker_id="worker-d", ttl=30) as worker:
+        task = await worker.claim(TASK, wait=10)
+        assert await task.read("app.py") == PROPOSED
+        assert await task.read("notes.md") == LANDED
+
+
+def test_an_id_is_minted_once_and_anew_for_a_copy_elsewhere(tmp_path: Path) -> None:
+    shared = tmp_path / "shared.db"
+    (tmp_path / "x").mkdir()
+    first = checkouts.identify(tmp_path / "x", shared)
+    assert checkouts.identify(tmp_path / "x", shared) == first
+    shutil.copytree(tmp_path / "x", tmp_path / "y")  # a folder copied, sharing the database
+    copied = checkouts.identify(tmp_path / "y", shared)
+    assert copied.id != first.id and checkouts.identify(tmp_path / "y", shared) == copied
+    own = tmp_path / "x" / ".baton" / "baton.db"  # a workspace copied with its database
+    mine = checkouts.identify(tmp_path / "x", own)
+    assert mine.id == first.id and mine.original
+    shutil.copytree(tmp_path / "x", tmp_path / "z")
+    assert checkouts.identify(tmp_path / "z", tmp_path / "z" / ".baton" / "baton.db").id == first.id
+    assert mine.holds(None) and not copied.holds(None) and copied.holds(copied.id)

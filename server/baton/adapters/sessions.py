@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import bases, effects, keys, landings
+from .. import bases, catchup, effects, keys, landings
 from ..agent import Task, Worker
 from ..keys import derive
 from ..models import Delivered as DeliveredPayload
@@ -65,6 +65,7 @@ async def current(ws: Workspace, session: Session, *, take_over: bool = False) -
             settled = await landings.recover(ws, info.task_id)
             await effects.abandon_elsewhere(ws, info.task_id, epoch)
             await effects.recover_effects(ws, info.task_id, epoch=epoch)
+            await catchup.bring_up_to_date(ws, info.task_id, epoch=epoch)
             if holder and holder != session.worker_id:  # it never ended: say so in the brief
                 await task.remark("note", interrupted(holder, settled))
         return task
