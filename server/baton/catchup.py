@@ -40,6 +40,7 @@ from .hashing import content_hash
 from .models import (
     ChangeLanded,
     ChangeLanding,
+    ContextRead,
     EffectDone,
     EffectFailed,
     EffectIntent,
@@ -78,6 +79,8 @@ class History:
 
     base: TaskBase | None = None
     writes: list[Write] = field(default_factory=list)
+    reads: dict[str, str] = field(default_factory=dict)
+    """The last image the task read of each file it never wrote: path → blob."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,8 @@ async def history(ws: Workspace, task_id: str) -> History:
             p = op.payload
             if isinstance(p, TaskBase) and found.base is None:
                 found.base = p
+            elif isinstance(p, ContextRead):
+                found.reads[p.path] = p.hash
             elif isinstance(p, ChangeLanding):
                 landings.setdefault(p.landing_id, p)
             elif isinstance(p, ChangeLanded) and p.landing_id not in settled:
@@ -126,6 +131,8 @@ async def history(ws: Workspace, task_id: str) -> History:
                 if intent is not None and wrote and intent.pre_hash != intent.post_hash:
                     found.writes.append(_effect_write(op.lsn, intent))
         if len(ops) < REPLAY_PAGE:
+            written = {w.path for w in found.writes}
+            found.reads = {k: v for k, v in found.reads.items() if k not in written}
             return found
         lsn = ops[-1].lsn
 
@@ -253,13 +260,10 @@ async def _base_step(
     current = content_hash(data)
     if current in (first.pre_hash, first.post_hash):
         return None  # the write's own step decides
-    if base is not None and base.commit is not None:
-        committed = await asyncio.to_thread(bases.committed, ws.root, base.commit, first.path)
-        at_base = current == content_hash(committed)
-    else:
-        at_base = data is None  # a fresh checkout of a task begun outside git
-    if not at_base or (first.pre_hash is not None and first.pre_blob is None):
-        return None  # not the base, or no image of the file before: the copy says conflict
+    if not await _at_base(ws, base, first.path, data):
+        return None  # not the base: the copy says conflict
+    if first.pre_hash is not None and first.pre_blob is None:
+        return None  # no image of the file before (a log older than checkouts): conflict
     step = Write(
         f"base:{first.path}",
         first.lsn,
@@ -275,6 +279,41 @@ async def _base_step(
     if copied.outcome == "conflict":
         return copied
     return Copied(copied.effect_id, copied.path, (), copied.outcome, "as the task found it")
+
+
+async def _at_base(ws: Workspace, base: TaskBase | None, path: str, data: bytes | None) -> bool:
+    """Whether the file here is as the base has it: the base commit's content, or absent
+    for a task begun outside git (a fresh folder)."""
+    if base is not None and base.commit is not None:
+        committed = await asyncio.to_thread(bases.committed, ws.root, base.commit, path)
+        return content_hash(data) == content_hash(committed)
+    return data is None
+
+
+async def _restore_read(
+    ws: Workspace, task_id: str, base: TaskBase | None, path: str, blob: str, here: Checkout
+) -> Copied | None:
+    """A file the task read and never wrote, as it read it: the image its work stands on
+    (dirty when the task began, or outside git). Only over the base, else left alone and
+    said: the checkout's own version of a file is never overwritten."""
+    effect_id = keys.base_effect(path, here.id)
+    if effect_id in (await ws.state(task_id)).effects:
+        return None
+    try:
+        _, data = await asyncio.to_thread(_read, ws.root, path)
+    except paths.PathRefused:
+        return None
+    current = content_hash(data)
+    if current == blob:
+        return None
+    if not await _at_base(ws, base, path, data):
+        reason = f"{path} here is neither the task's base nor what the task read; not overwritten"
+        return Copied(effect_id, path, (), "conflict", reason)
+    step = Write(f"read:{path}", 0, path, here.id, current, None, blob, blob, ())
+    copied = await _copy(ws, task_id, effect_id, step, None)
+    if copied.outcome == "conflict":
+        return copied
+    return Copied(copied.effect_id, copied.path, (), copied.outcome, "as the task read it")
 
 
 def _read(root: Path, path: str) -> tuple[Path, bytes | None]:
@@ -478,9 +517,12 @@ async def checkout(ws: Workspace, task_id: str) -> CheckoutReport:
                 f"{base.commit[:12]}: `git checkout {base.commit}` there first"
             )
     steps = await bring_up_to_date(ws, task_id)
-    written = {w.path for w in found.writes}
-    unreproduced = [p for p in base.dirty if p not in written] if base is not None else []
     here = ws.checkout
+    for path, blob in found.reads.items():
+        if (read := await _restore_read(ws, task_id, base, path, blob, here)) is not None:
+            steps.append(read)
+    written = {w.path for w in found.writes} | set(found.reads)
+    unreproduced = [p for p in base.dirty if p not in written] if base is not None else []
     return CheckoutReport(
         task_id=task_id,
         checkout=here.id,

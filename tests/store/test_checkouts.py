@@ -196,8 +196,10 @@ async def test_a_git_base_dirty_files_come_from_the_log(
     dirty = BASE.replace("return a + b", "return a + b  # dirty")
     (a / "app.py").write_text(dirty)
     (a / "scratch.txt").write_text("never written by the task\n")
+    (a / "other.txt").write_text("committed, then edited: read by the task\n")
     async with await Worker.open(a, worker_id="worker-a", ttl=30) as worker:
         task = await worker.begin("Greet better", task_id=TASK)
+        await task.read("other.txt")
         proposal = await task.propose("app.py", dirty.replace("'hi'", "'hello'"))
         for hid in proposal.hunk_ids:
             await decide(task.ws, TASK, hid, Decision.ACCEPTED)
@@ -216,7 +218,12 @@ async def test_a_git_base_dirty_files_come_from_the_log(
     assert report["base_commit"] == commit
     assert report["unreproduced"] == ["scratch.txt"] and out.returncode == 1
     assert (c / "app.py").read_bytes() == expected
-    assert [s["effect_id"].split("-")[0] for s in report["steps"]] == ["base", "copy"]
+    assert (c / "other.txt").read_text() == "committed, then edited: read by the task\n"
+    assert [(s["effect_id"].split("-")[0], s["path"]) for s in report["steps"]] == [
+        ("base", "app.py"),
+        ("copy", "app.py"),
+        ("base", "other.txt"),
+    ]
 
 
 async def test_the_api_refuses_a_checkout_off_the_base(fleet: dict[str, Path]) -> None:
