@@ -48,7 +48,6 @@ from .effects import (
     EffectResult,
     abandon_elsewhere,
     applied_shifts,
-    apply_accepted,
     content_hash,
     expected_line,
     hunk_body,
@@ -585,7 +584,7 @@ class Task:
             raise StaleEpoch(f"lost the lease on task {self.id}")
         if hunk_ids is not None:
             known_hunks(await self.state(), hunk_ids)
-        return await apply_accepted(self.ws, self.id, hunk_ids, epoch=self.epoch)
+        return await catchup.apply_here(self.ws, self.id, hunk_ids, epoch=self.epoch)
 
     @refuses_invalid
     async def finish(

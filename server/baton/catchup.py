@@ -33,11 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import bases, keys, paths, writes
+from . import bases, effects, keys, paths, writes
 from .checkouts import Checkout
+from .effects import EffectResult
 from .faults import crash_point
 from .hashing import content_hash
+from .hunks import apply_located, join_lines, locate_tolerant, split_lines
 from .models import (
+    ChangeKind,
     ChangeLanded,
     ChangeLanding,
     ContextRead,
@@ -45,6 +48,7 @@ from .models import (
     EffectFailed,
     EffectIntent,
     EffectState,
+    HunkStatus,
     Model,
     OpKind,
     TaskBase,
@@ -185,8 +189,22 @@ def lagging(ws: Workspace, state: TaskState) -> bool:
 
 
 def _copied(state: TaskState, source: str, here: Checkout) -> bool:
-    copy = state.effects.get(keys.copy_effect(source, here.id))
-    return copy is not None and copy.status != "intent"
+    """Copied here for good: a conflict on record counts as not yet (it is judged again
+    once the file changed)."""
+    copy = latest_copy(state, source, here)[1]
+    return copy is not None and copy.status == "done"
+
+
+def latest_copy(state: TaskState, source: str, here: Checkout) -> tuple[int, EffectState | None]:
+    """The newest attempt at copying `source` here, and its number (a conflict is tried
+    again under the next number once the file is no longer what it was judged in)."""
+    nth, found = 0, None
+    while (copy := state.effects.get(keys.copy_effect(source, here.id, nth))) is not None:
+        found = copy
+        if copy.status != "failed":
+            break
+        nth += 1
+    return (nth if found is None or found.status != "failed" else nth - 1), found
 
 
 async def bring_up_to_date(
@@ -223,12 +241,15 @@ async def _walk(
     results: list[Copied] = []
     for i, w in enumerate(chain[start:], start):
         state = await ws.state(task_id)
-        effect_id = keys.copy_effect(w.source, here.id)
-        done = state.effects.get(effect_id)
-        if done is not None:
-            if done.status == "failed":
-                break  # a conflict on record: this file's later writes wait for it
+        nth, tried = latest_copy(state, w.source, here)
+        if tried is not None and tried.status == "done":
             continue
+        if tried is not None and tried.status == "failed":
+            _, data = await asyncio.to_thread(_read, ws.root, w.path)
+            if content_hash(data) == tried.pre_hash:
+                break  # the conflict on record stands: this file's later writes wait
+            nth += 1  # the file changed since: judged again
+        effect_id = keys.copy_effect(w.source, here.id, nth)
         if i == 0:
             step = await _base_step(ws, task_id, base, w, epoch, here)
             if step is not None:
@@ -335,8 +356,7 @@ async def _copy(ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: in
         await record.intent(current, current, None)
         return await record.done("already")
     if current != w.pre_hash:
-        await record.intent(current, None, None)
-        return await record.failed(_conflict(w))
+        return await _reapply(record, target, w, data)
     post = await ws.store.get_blob(w.post_blob) if w.post_blob else None
     try:
         await record.intent(w.pre_hash, w.post_hash, w.post_blob)
@@ -344,6 +364,43 @@ async def _copy(ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: in
         state = await ws.state(task_id)
         return await _settle(ws, task_id, state.effects[effect_id], epoch)
     return await _write(record, target, w.pre_hash, post, w.post_hash)
+
+
+async def _reapply(record: _Recorder, target: Path, w: Write, data: bytes | None) -> Copied:
+    """The file here is not the image the write started from, but the write applied an
+    accepted proposal: apply that hunk here, by content, as `baton apply` in this checkout
+    would (its old lines, with their context, become its new lines; the rest of the file
+    stays). A developer accepting in their own editor applies in their own checkout,
+    whose file is rarely byte for byte the worker's: the worker still gets the hunk.
+    Anything else — a landing's or an undo's image, a hunk not found — is a conflict."""
+    ws, task_id = record.ws, record.task_id
+    state = await ws.state(task_id)
+    hunk = state.hunks.get(w.hunk_ids[0]) if len(w.hunk_ids) == 1 else None
+    if hunk is None or hunk.landed or data is None or hunk.status != HunkStatus.APPLIED:
+        await record.intent(content_hash(data), None, None)
+        return await record.failed(_conflict(w))
+    body = await effects.hunk_body(ws, hunk)
+    old, new = tuple(body.old), await effects.new_lines_of(ws, hunk, body)
+    context = (tuple(body.before), tuple(body.after))
+    try:
+        lines = split_lines(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        lines = ()
+    expected = effects.expected_line(state, hunk)
+    current = content_hash(data)
+    found = locate_tolerant(lines, old, *context, expected) if lines else None
+    if found is None:
+        await record.intent(current, None, None)
+        if lines and locate_tolerant(lines, new, *context, expected) is not None:
+            return await record.done("already")  # its lines are here already
+        return await record.failed(_conflict(w))
+    after = apply_located(lines, found, old, new)
+    change = state.changes.get(hunk.change_id)
+    deletes = not after and change is not None and change.kind == ChangeKind.DELETE
+    post = None if deletes else join_lines(after).encode("utf-8")
+    post_hash = content_hash(post)
+    await record.intent(current, post_hash, post_hash, post)
+    return await _write(record, target, current, post, post_hash)
 
 
 def _conflict(w: Write) -> str:
@@ -430,8 +487,14 @@ class _Recorder:
     epoch: int | None
 
     async def intent(
-        self, pre_hash: str | None, post_hash: str | None, post_blob: str | None
+        self,
+        pre_hash: str | None,
+        post_hash: str | None,
+        post_blob: str | None,
+        post: bytes | None = None,
     ) -> None:
+        """`post`: the content, when this copy made it (a hunk applied here), not the
+        write it copies."""
         payload = EffectIntent(
             effect_id=self.effect_id,
             kind="copy",
@@ -442,7 +505,8 @@ class _Recorder:
             post_blob=post_blob,
             checkout=self.ws.checkout.id,
         )
-        await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload))
+        blobs = {post_blob: post} if post is not None and post_blob else {}
+        await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload, blobs))
 
     async def done(self, outcome: Literal["applied", "already", "recovered"]) -> Copied:
         with contextlib.suppress(OpConflict):
@@ -456,14 +520,20 @@ class _Recorder:
             await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
         return Copied(self.effect_id, self.path, self.hunk_ids, "conflict", reason)
 
-    def _op(self, op_id: str, payload: Model) -> NewOp:
+    def _op(self, op_id: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
         kind = {
             EffectIntent: OpKind.EFFECT_INTENT,
             EffectDone: OpKind.EFFECT_DONE,
             EffectFailed: OpKind.EFFECT_FAILED,
         }[type(payload)]
         return NewOp(
-            op_id, self.task_id, self.epoch or 0, kind, payload, fenced=self.epoch is not None
+            op_id,
+            self.task_id,
+            self.epoch or 0,
+            kind,
+            payload,
+            blobs or {},
+            fenced=self.epoch is not None,
         )
 
 
@@ -485,7 +555,11 @@ class CheckoutReport(Model):
     label: str
     base_commit: str | None
     steps: list[CopiedEffect]
+    """What this run did."""
     conflicts: int
+    in_conflict: dict[str, str]
+    """Each file that is not the task's state here, and why: conflicts of this run and
+    those on record from earlier runs (judged again once the file changes)."""
     unreproduced: list[str]
     """Paths that differed from the base commit when the task began and that the task
     never wrote: the log has no image of them, so they are not what they were there."""
@@ -521,6 +595,13 @@ async def checkout(ws: Workspace, task_id: str) -> CheckoutReport:
     for path, blob in found.reads.items():
         if (read := await _restore_read(ws, task_id, base, path, blob, here)) is not None:
             steps.append(read)
+    state = await ws.state(task_id)
+    in_conflict = {s.path: s.detail for s in steps if s.outcome == "conflict"}
+    for w in found.writes:
+        if not here.holds(w.checkout) and w.path not in in_conflict:
+            tried = latest_copy(state, w.source, here)[1]
+            if tried is not None and tried.status == "failed":
+                in_conflict[w.path] = tried.outcome
     written = {w.path for w in found.writes} | set(found.reads)
     unreproduced = [p for p in base.dirty if p not in written] if base is not None else []
     return CheckoutReport(
@@ -538,7 +619,21 @@ async def checkout(ws: Workspace, task_id: str) -> CheckoutReport:
             )
             for s in steps
         ],
-        conflicts=sum(1 for s in steps if s.outcome == "conflict"),
+        conflicts=len(in_conflict),
+        in_conflict=in_conflict,
         unreproduced=unreproduced,
         unreproduced_more=base.dirty_more if base is not None else 0,
     )
+
+
+async def apply_here(
+    ws: Workspace, task_id: str, hunk_ids: list[str] | None = None, *, epoch: int | None = None
+) -> list[EffectResult]:
+    """What `apply` means in a checkout (`baton apply`, an agent's apply): settle this
+    checkout's own unsettled writes, copy in the task's writes made elsewhere (so the
+    hunks below are located in the file they were proposed against), then apply what is
+    accepted and applied nowhere yet. With one checkout the middle step does nothing."""
+    results = await effects.recover_effects(ws, task_id, epoch=epoch)
+    copies = await bring_up_to_date(ws, task_id, epoch=epoch)
+    results += [EffectResult(c.effect_id, c.path, c.hunk_ids, c.outcome, c.detail) for c in copies]
+    return results + await effects.apply_accepted(ws, task_id, hunk_ids, epoch=epoch)

@@ -387,7 +387,7 @@ async def cmd_apply(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         results: list[EffectResult] = []
         for task_id in [args.task] if args.task else await ws.task_ids():
-            results += await apply_accepted(ws, task_id)
+            results += await catchup.apply_here(ws, task_id)
             temp_leftovers(ws, await ws.state(task_id), remove=True)
     report_effects(args, results)
 
@@ -416,9 +416,15 @@ def _checked_out(report: catchup.CheckoutReport) -> str:
         + (f": {s.detail}" if s.detail else "")
         for s in report.steps
     ]
+    shown = {s.path for s in report.steps if s.outcome == "conflict"}
+    lines += [
+        f"{'conflict':9} {path}: {why} (on record)"
+        for path, why in report.in_conflict.items()
+        if path not in shown
+    ]
     lines += [
         f"not rebuilt {p}: it differed from the base commit when the task began, and the "
-        "task never wrote it"
+        "task never wrote nor read it"
         for p in report.unreproduced
     ]
     if report.unreproduced_more:

@@ -16,7 +16,7 @@ attempts, so the agent, `baton apply` and the language server record the same ef
 Each effect names the checkout whose files it writes (checkouts.py), and only that
 checkout judges it by its files: another copy of the files says nothing about whether
 this one's write reached the disk. The task's writes made in one checkout reach the others
-as copies (catchup.py).
+as copies (catchup.py, whose `apply_here` is what `apply` means in a checkout).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import catchup, keys, paths, writes
+from . import keys, paths, writes
 from .faults import crash_point
 from .hashing import content_hash
 from .hunks import Lines, apply_located, join_lines, locate_tolerant, split_lines
@@ -214,12 +214,6 @@ async def apply_accepted(
     taken over records nothing and writes nothing (StaleEpoch). The developer's own
     `baton apply` and the editor pass None: they never hold the task's lease."""
     results = await recover_effects(ws, task_id, epoch=epoch)
-    # What other checkouts wrote comes here first, as copies: this checkout's files then
-    # hold what the hunks below were located against there (nothing, with one checkout).
-    results += [
-        EffectResult(c.effect_id, c.path, c.hunk_ids, c.outcome, c.detail)
-        for c in await catchup.bring_up_to_date(ws, task_id, epoch=epoch)
-    ]
     results += await heal_conflicts(ws, task_id, epoch=epoch)
     state = await ws.state(task_id)
     todo = [h for h in state.to_write() if hunk_ids is None or h.id in hunk_ids]

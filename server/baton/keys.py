@@ -121,10 +121,11 @@ def apply_effect(hunk_id: str, failed_before: int) -> str:
     return f"apply-{hunk_id}" + (f"-{failed_before}" if failed_before else "")
 
 
-def copy_effect(source_id: str, checkout: str) -> str:
+def copy_effect(source_id: str, checkout: str, nth: int = 0) -> str:
     """Repeating in `checkout` the write `source_id` (an effect's or a landing's id) made
-    in another one (catchup.py): once per write and checkout, whoever carries it out."""
-    return f"copy-{source_id}-{checkout}"
+    in another one (catchup.py): once per write and checkout, whoever carries it out; a
+    conflict is judged again, once the file changed, as the `nth` attempt."""
+    return f"copy-{source_id}-{checkout}" + (f"-{nth}" if nth else "")
 
 
 def base_effect(path: str, checkout: str) -> str:

@@ -154,18 +154,36 @@ async def test_a_fresh_checkout_takes_over_a_dead_one(fleet: dict[str, Path]) ->
 async def test_a_file_edited_by_hand_is_a_conflict_never_overwritten(
     fleet: dict[str, Path],
 ) -> None:
+    """The developer changed the very lines the hunk replaces, and wrote a file of their
+    own where the agent's tool wrote one: both are conflicts, both files untouched; the
+    conflicts are on record and said once."""
     a, d, db = fleet["a"], fleet["d"], fleet["db"]
     await first_worker(a, d)
-    (d / "app.py").write_text(BASE + "# the developer's own line\n")
+    mine = BASE.replace("'hi'", "'hey'")
+    (d / "app.py").write_text(mine)
+    (d / "notes.md").write_text("my own notes\n")
     out = baton("checkout", TASK, "--json", db=db, cwd=d)
     assert out.returncode == 1
     report = json.loads(out.stdout)
-    assert report["conflicts"] == 1 and not report["complete"]
-    assert [s["outcome"] for s in report["steps"] if s["path"] == "app.py"] == ["conflict"]
-    assert (d / "app.py").read_text() == BASE + "# the developer's own line\n"
-    assert (d / "notes.md").read_text() == LANDED  # the other file is brought all the same
+    assert report["conflicts"] == 2 and not report["complete"]
+    assert {s["path"]: s["outcome"] for s in report["steps"]} == {
+        "app.py": "conflict",
+        "notes.md": "conflict",
+    }
+    assert (d / "app.py").read_text() == mine
+    assert (d / "notes.md").read_text() == "my own notes\n"
     again = baton("checkout", TASK, "--json", db=db, cwd=d)
-    assert json.loads(again.stdout)["steps"] == []  # the conflict is on record, said once
+    assert again.returncode == 1
+    report = json.loads(again.stdout)
+    assert report["steps"] == [] and set(report["in_conflict"]) == {"app.py", "notes.md"}
+    assert json.loads(baton("apply", "--json", db=db, cwd=d).stdout) == []  # said once
+
+    # The developer resolves app.py by taking the task's version: judged again, done.
+    (d / "app.py").write_text(PROPOSED)
+    out = baton("checkout", TASK, "--json", db=db, cwd=d)
+    report = json.loads(out.stdout)
+    assert [(s["path"], s["outcome"]) for s in report["steps"]] == [("app.py", "already")]
+    assert set(report["in_conflict"]) == {"notes.md"}
 
 
 def git(root: Path, *args: str) -> str:
@@ -322,3 +340,23 @@ def test_an_id_is_minted_once_and_anew_for_a_copy_elsewhere(tmp_path: Path) -> N
     shutil.copytree(tmp_path / "x", tmp_path / "z")
     assert checkouts.identify(tmp_path / "z", tmp_path / "z" / ".baton" / "baton.db").id == first.id
     assert mine.holds(None) and not copied.holds(None) and copied.holds(copied.id)
+
+
+async def test_a_hunk_applied_in_the_developers_own_checkout_reaches_the_worker(
+    fleet: dict[str, Path],
+) -> None:
+    """The developer's folder has an edit of theirs in the file, so its images are not
+    the worker's; the accepted hunk still reaches the worker, applied there by content,
+    and the developer's own line stays theirs."""
+    a, d, db = fleet["a"], fleet["d"], fleet["db"]
+    (d / "app.py").write_text(BASE + "# the developer's own line\n")
+    async with await Worker.open(a, worker_id="worker-a", ttl=30) as worker:
+        task = await worker.begin("Greet better", task_id=TASK)
+        [hid] = (await task.propose("app.py", PROPOSED)).hunk_ids
+        assert baton("accept", hid, db=db, cwd=d).returncode == 0
+        assert baton("apply", db=db, cwd=d).returncode == 0
+        assert (d / "app.py").read_text() == PROPOSED + "# the developer's own line\n"
+        [copied] = await task.apply()
+        assert copied.outcome == "applied" and copied.hunk_ids == (hid,)
+        assert (a / "app.py").read_text() == PROPOSED
+        assert await task.apply() == []
