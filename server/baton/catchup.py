@@ -1,172 +1,45 @@
 """Bringing a checkout to a task's exact state: its base, then every write the task made
-in other checkouts, once each (`baton checkout TASK`, and `baton apply` in any checkout).
+in other checkouts, once each (`baton checkout TASK`; first in every `apply` and claim).
 
-Every write Baton records keeps whole images of the file: an effect its pre-image and
-post-image (`pre_blob`, `post_blob`), a landing the file before the agent's tool ran and
-after (`pre_blob`, the landed change's `new_hash`). So the task's history of each file is a
-chain of images in log order, and a checkout catches up by walking it: for each write made
-elsewhere, a `copy` effect of its own (intent → set final state → done, keys.copy_effect),
-recorded against this checkout:
+The task's history of each file is a chain of whole images in log order (file_history.py).
+A checkout catches up by walking each file's chain from after its own last write of it:
+each write made elsewhere becomes a `copy` effect of this checkout (copies.py), which
+swaps in the write's post-image over its pre-image, applies an accepted proposal's hunk by
+content when the file is neither, and is otherwise a conflict, the file untouched; that
+file's later writes wait. A conflict is on record once and judged again, as the next
+attempt (keys.copy_effect's `nth`), once the file is no longer what it was judged in.
 
-* the file is the write's pre-image  → swap in its post-image;
-* it is already the post-image       → nothing to write, recorded done;
-* anything else                      → a conflict, the file untouched: someone changed it
-  here, and neither image of the log is theirs to overwrite. That file's later writes wait.
+Before the task's very first write of a file, a checkout whose file is still the base
+(the base commit's content, or absent when the task began outside git) gets the task's
+pre-image of it first, the `base` step: a file the task found dirty is rebuilt from the
+log, not guessed from git. `baton checkout` then puts back the files the task only read,
+as it read them, by the same rule.
 
-Before the first write of a file the task ever made, a checkout whose file is still the
-base (the base commit's content, or absent when the task began outside git) gets the
-task's pre-image of it first, the `base` step: a file the task found dirty is rebuilt from
-the log, not guessed from git.
-
-Images, not hunks: a fresh checkout ends byte for byte what the checkout that wrote each
-image held, including a write that a hunk could not say exactly (a landing merged with
-earlier landed hunks, a deletion). The price: a file someone edited here is a conflict
-rather than a merge. Writes are judged from the log alone, so whichever process carries
-them out — `baton checkout`, a rerun after a SIGKILL, `baton apply` — records each once.
+Everything is judged from the log and the file here, so whichever process carries it out
+— `baton checkout`, its rerun after a SIGKILL, `baton apply`, a worker's claim — records
+each step once. `lagging` tells from the folded state alone whether there is anything to
+do, so that with one checkout none of this reads the log.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
 
-from . import bases, effects, keys, paths, writes
+from . import bases, effects, keys, paths
 from .checkouts import Checkout
+from .copies import Copied, Outcome, copy, read_here, settle_dangling
 from .effects import EffectResult
-from .faults import crash_point
+from .file_history import History, Write, history
 from .hashing import content_hash
-from .hunks import apply_located, join_lines, locate_tolerant, split_lines
-from .models import (
-    ChangeKind,
-    ChangeLanded,
-    ChangeLanding,
-    ContextRead,
-    EffectDone,
-    EffectFailed,
-    EffectIntent,
-    EffectState,
-    HunkStatus,
-    Model,
-    OpKind,
-    TaskBase,
-    TaskState,
-)
-from .store import NewOp, OpConflict
-from .workspace import REPLAY_PAGE, Workspace
+from .models import EffectState, Model, TaskBase, TaskState
+from .workspace import Workspace
 
-Outcome = Literal["applied", "already", "recovered", "conflict"]
-
-
-@dataclass(frozen=True, slots=True)
-class Write:
-    """One write the task made to a file, in the checkout it happened in."""
-
-    source: str
-    """The effect's or the landing's id."""
-    lsn: int
-    path: str
-    checkout: str | None
-    pre_hash: str | None
-    pre_blob: str | None
-    post_hash: str | None
-    """None: the write deleted the file."""
-    post_blob: str | None
-    hunk_ids: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class History:
-    """What the log says of the task's files: its base and its writes, in log order."""
-
-    base: TaskBase | None = None
-    writes: list[Write] = field(default_factory=list)
-    reads: dict[str, str] = field(default_factory=dict)
-    """The last image the task read of each file it never wrote: path → blob."""
-
-
-@dataclass(frozen=True, slots=True)
-class Copied:
-    """What became of one step in this checkout."""
-
-    effect_id: str
-    path: str
-    hunk_ids: tuple[str, ...]
-    outcome: Outcome
-    detail: str = ""
+__all__ = ["History", "Write", "history"]
 
 
 class CheckoutRefused(Exception):
     """The target cannot be brought to the task's base (another commit, no git): said,
     never guessed."""
-
-
-async def history(ws: Workspace, task_id: str) -> History:
-    """The task's base and writes, from its whole log a page at a time (superseded
-    landings leave the folded state, their images stay in the log)."""
-    found = History()
-    landings: dict[str, ChangeLanding] = {}
-    intents: dict[str, EffectIntent] = {}
-    settled: set[str] = set()
-    lsn = 0
-    while True:
-        ops = await ws.store.ops_after(lsn, task_id, first=REPLAY_PAGE)
-        for op in ops:
-            p = op.payload
-            if isinstance(p, TaskBase) and found.base is None:
-                found.base = p
-            elif isinstance(p, ContextRead):
-                found.reads[p.path] = p.hash
-            elif isinstance(p, ChangeLanding):
-                landings.setdefault(p.landing_id, p)
-            elif isinstance(p, ChangeLanded) and p.landing_id not in settled:
-                settled.add(p.landing_id)
-                landing = landings.get(p.landing_id)
-                if landing is not None and p.outcome != "unchanged":
-                    found.writes.append(_landed_write(op.lsn, landing, p))
-            elif isinstance(p, EffectIntent) and p.kind == "apply":
-                intents.setdefault(p.effect_id, p)
-            elif isinstance(p, EffectDone | EffectFailed) and p.effect_id not in settled:
-                settled.add(p.effect_id)
-                intent = intents.get(p.effect_id)
-                wrote = isinstance(p, EffectDone) and p.outcome != "already"
-                if intent is not None and wrote and intent.pre_hash != intent.post_hash:
-                    found.writes.append(_effect_write(op.lsn, intent))
-        if len(ops) < REPLAY_PAGE:
-            written = {w.path for w in found.writes}
-            found.reads = {k: v for k, v in found.reads.items() if k not in written}
-            return found
-        lsn = ops[-1].lsn
-
-
-def _landed_write(lsn: int, landing: ChangeLanding, landed: ChangeLanded) -> Write:
-    return Write(
-        landing.landing_id,
-        lsn,
-        landing.path,
-        landing.checkout,
-        landing.pre_hash,
-        landing.pre_blob,
-        landed.new_hash,
-        landed.new_hash,
-        tuple(h.id for h in landed.hunks),
-    )
-
-
-def _effect_write(lsn: int, intent: EffectIntent) -> Write:
-    return Write(
-        intent.effect_id,
-        lsn,
-        intent.path,
-        intent.checkout,
-        intent.pre_hash,
-        intent.pre_blob,
-        intent.post_hash,
-        intent.post_blob,
-        tuple(intent.hunk_ids),
-    )
 
 
 def lagging(ws: Workspace, state: TaskState) -> bool:
@@ -212,7 +85,7 @@ async def bring_up_to_date(
 ) -> list[Copied]:
     """Copy into this checkout every write of the task it lacks, in log order, once each;
     settle first what a killed run of this left half-done. Resumable at any instant."""
-    results = await _settle_dangling(ws, task_id, epoch)
+    results = await settle_dangling(ws, task_id, epoch)
     if not lagging(ws, await ws.state(task_id)) and not results:
         return results
     found = await history(ws, task_id)
@@ -245,7 +118,7 @@ async def _walk(
         if tried is not None and tried.status == "done":
             continue
         if tried is not None and tried.status == "failed":
-            _, data = await asyncio.to_thread(_read, ws.root, w.path)
+            _, data = await asyncio.to_thread(read_here, ws.root, w.path)
             if content_hash(data) == tried.pre_hash:
                 break  # the conflict on record stands: this file's later writes wait
             nth += 1  # the file changed since: judged again
@@ -256,7 +129,7 @@ async def _walk(
                 results.append(step)
                 if step.outcome == "conflict":
                     break
-        copied = await _copy(ws, task_id, effect_id, w, epoch)
+        copied = await copy(ws, task_id, effect_id, w, epoch)
         results.append(copied)
         if copied.outcome == "conflict":
             break
@@ -277,7 +150,7 @@ async def _base_step(
     state = await ws.state(task_id)
     if effect_id in state.effects:
         return None
-    _, data = await asyncio.to_thread(_read, ws.root, first.path)
+    _, data = await asyncio.to_thread(read_here, ws.root, first.path)
     current = content_hash(data)
     if current in (first.pre_hash, first.post_hash):
         return None  # the write's own step decides
@@ -296,7 +169,7 @@ async def _base_step(
         first.pre_blob,
         (),
     )
-    copied = await _copy(ws, task_id, effect_id, step, epoch)
+    copied = await copy(ws, task_id, effect_id, step, epoch)
     if copied.outcome == "conflict":
         return copied
     return Copied(copied.effect_id, copied.path, (), copied.outcome, "as the task found it")
@@ -321,7 +194,7 @@ async def _restore_read(
     if effect_id in (await ws.state(task_id)).effects:
         return None
     try:
-        _, data = await asyncio.to_thread(_read, ws.root, path)
+        _, data = await asyncio.to_thread(read_here, ws.root, path)
     except paths.PathRefused:
         return None
     current = content_hash(data)
@@ -331,210 +204,10 @@ async def _restore_read(
         reason = f"{path} here is neither the task's base nor what the task read; not overwritten"
         return Copied(effect_id, path, (), "conflict", reason)
     step = Write(f"read:{path}", 0, path, here.id, current, None, blob, blob, ())
-    copied = await _copy(ws, task_id, effect_id, step, None)
+    copied = await copy(ws, task_id, effect_id, step, None)
     if copied.outcome == "conflict":
         return copied
     return Copied(copied.effect_id, copied.path, (), copied.outcome, "as the task read it")
-
-
-def _read(root: Path, path: str) -> tuple[Path, bytes | None]:
-    target = paths.resolve(root, path)
-    writes.sweep(root, target)
-    return target, paths.read_regular(root, target)
-
-
-async def _copy(ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: int | None) -> Copied:
-    """One write repeated here: judged by the file, recorded ahead, then swapped in."""
-    record = _Recorder(ws, task_id, effect_id, w.path, w.hunk_ids, epoch)
-    try:
-        target, data = await asyncio.to_thread(_read, ws.root, w.path)
-    except paths.PathRefused as e:
-        await record.intent(None, None, None)
-        return await record.failed(f"{w.path} not written: {e}")
-    current = content_hash(data)
-    if current == w.post_hash:
-        await record.intent(current, current, None)
-        return await record.done("already")
-    if current != w.pre_hash:
-        return await _reapply(record, target, w, data)
-    post = await ws.store.get_blob(w.post_blob) if w.post_blob else None
-    try:
-        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
-    except OpConflict:  # another run planned it first: settle theirs
-        state = await ws.state(task_id)
-        return await _settle(ws, task_id, state.effects[effect_id], epoch)
-    return await _write(record, target, w.pre_hash, post, w.post_hash)
-
-
-async def _reapply(record: _Recorder, target: Path, w: Write, data: bytes | None) -> Copied:
-    """The file here is not the image the write started from, but the write applied an
-    accepted proposal: apply that hunk here, by content, as `baton apply` in this checkout
-    would (its old lines, with their context, become its new lines; the rest of the file
-    stays). A developer accepting in their own editor applies in their own checkout,
-    whose file is rarely byte for byte the worker's: the worker still gets the hunk.
-    Anything else — a landing's or an undo's image, a hunk not found — is a conflict."""
-    ws, task_id = record.ws, record.task_id
-    state = await ws.state(task_id)
-    hunk = state.hunks.get(w.hunk_ids[0]) if len(w.hunk_ids) == 1 else None
-    if hunk is None or hunk.landed or data is None or hunk.status != HunkStatus.APPLIED:
-        await record.intent(content_hash(data), None, None)
-        return await record.failed(_conflict(w))
-    body = await effects.hunk_body(ws, hunk)
-    old, new = tuple(body.old), await effects.new_lines_of(ws, hunk, body)
-    context = (tuple(body.before), tuple(body.after))
-    try:
-        lines = split_lines(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        lines = ()
-    expected = effects.expected_line(state, hunk)
-    current = content_hash(data)
-    found = locate_tolerant(lines, old, *context, expected) if lines else None
-    if found is None:
-        await record.intent(current, None, None)
-        if lines and locate_tolerant(lines, new, *context, expected) is not None:
-            return await record.done("already")  # its lines are here already
-        return await record.failed(_conflict(w))
-    after = apply_located(lines, found, old, new)
-    change = state.changes.get(hunk.change_id)
-    deletes = not after and change is not None and change.kind == ChangeKind.DELETE
-    post = None if deletes else join_lines(after).encode("utf-8")
-    post_hash = content_hash(post)
-    await record.intent(current, post_hash, post_hash, post)
-    return await _write(record, target, current, post, post_hash)
-
-
-def _conflict(w: Write) -> str:
-    where = w.checkout or "original"
-    return (
-        f"{w.path} here is neither what it was before nor after write {w.source} "
-        f"(checkout {where}); not overwritten: this file's later writes wait"
-    )
-
-
-async def _write(
-    record: _Recorder,
-    target: Path,
-    pre_hash: str | None,
-    post: bytes | None,
-    post_hash: str | None,
-) -> Copied:
-    root = record.ws.root
-    try:
-        outcome = await asyncio.to_thread(_write_blocking, target, pre_hash, post, post_hash, root)
-    except writes.Conflict as e:
-        return await record.failed(str(e))
-    except paths.PathRefused as e:
-        return await record.failed(f"{record.path} not written: {e}")
-    return await record.done(outcome)
-
-
-def _write_blocking(
-    target: Path, pre_hash: str | None, post: bytes | None, post_hash: str | None, root: Path
-) -> Literal["applied", "already"]:
-    crash_point("effect.before_write")
-    outcome = writes.write_final_state(target, pre_hash, post, post_hash, root)
-    crash_point("effect.after_write")
-    return outcome
-
-
-async def _settle_dangling(ws: Workspace, task_id: str, epoch: int | None) -> list[Copied]:
-    state = await ws.state(task_id)
-    here = ws.checkout
-    dangling = [
-        e
-        for e in state.effects.values()
-        if e.kind == "copy" and e.status == "intent" and here.holds(e.checkout)
-    ]
-    return [await _settle(ws, task_id, e, epoch) for e in dangling]
-
-
-async def _settle(ws: Workspace, task_id: str, effect: EffectState, epoch: int | None) -> Copied:
-    """A copy planned by a run that was killed: judged by the file, like any effect."""
-    record = _Recorder(ws, task_id, effect.id, effect.path, (), epoch)
-    if effect.status != "intent":
-        outcome: Outcome = "already" if effect.status == "done" else "conflict"
-        return Copied(effect.id, effect.path, (), outcome, effect.outcome)
-    try:
-        target, data = await asyncio.to_thread(_read, ws.root, effect.path)
-    except paths.PathRefused as e:
-        return await record.failed(f"{effect.path} not written: {e}")
-    current = content_hash(data)
-    if current == effect.post_hash:
-        return await record.done("recovered")
-    if current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
-        post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
-        copied = await _write(record, target, effect.pre_hash, post, effect.post_hash)
-        return (
-            Copied(copied.effect_id, copied.path, (), "recovered", copied.detail)
-            if (copied.outcome != "conflict")
-            else copied
-        )
-    return await record.failed(
-        f"{effect.path} changed since copy {effect.id} was planned; not overwritten"
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Recorder:
-    """The ops of one copy: intent ahead of the write, then done or failed, once; against
-    this checkout, unfenced unless an agent carries it out."""
-
-    ws: Workspace
-    task_id: str
-    effect_id: str
-    path: str
-    hunk_ids: tuple[str, ...]
-    epoch: int | None
-
-    async def intent(
-        self,
-        pre_hash: str | None,
-        post_hash: str | None,
-        post_blob: str | None,
-        post: bytes | None = None,
-    ) -> None:
-        """`post`: the content, when this copy made it (a hunk applied here), not the
-        write it copies."""
-        payload = EffectIntent(
-            effect_id=self.effect_id,
-            kind="copy",
-            path=self.path,
-            hunk_ids=[],
-            pre_hash=pre_hash,
-            post_hash=post_hash,
-            post_blob=post_blob,
-            checkout=self.ws.checkout.id,
-        )
-        blobs = {post_blob: post} if post is not None and post_blob else {}
-        await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload, blobs))
-
-    async def done(self, outcome: Literal["applied", "already", "recovered"]) -> Copied:
-        with contextlib.suppress(OpConflict):
-            payload = EffectDone(effect_id=self.effect_id, outcome=outcome)
-            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
-        return Copied(self.effect_id, self.path, self.hunk_ids, outcome)
-
-    async def failed(self, reason: str) -> Copied:
-        with contextlib.suppress(OpConflict):
-            payload = EffectFailed(effect_id=self.effect_id, reason=reason, conflict=True)
-            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
-        return Copied(self.effect_id, self.path, self.hunk_ids, "conflict", reason)
-
-    def _op(self, op_id: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
-        kind = {
-            EffectIntent: OpKind.EFFECT_INTENT,
-            EffectDone: OpKind.EFFECT_DONE,
-            EffectFailed: OpKind.EFFECT_FAILED,
-        }[type(payload)]
-        return NewOp(
-            op_id,
-            self.task_id,
-            self.epoch or 0,
-            kind,
-            payload,
-            blobs or {},
-            fenced=self.epoch is not None,
-        )
 
 
 class CopiedEffect(Model):
