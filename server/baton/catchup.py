@@ -27,7 +27,7 @@ import asyncio
 
 from . import bases, effects, keys, paths
 from .checkouts import Checkout
-from .copies import Copied, Outcome, copy, read_here, settle_dangling
+from .copies import Copied, Outcome, copy, judge, read_here, settle_dangling
 from .effects import EffectResult
 from .file_history import History, Write, history
 from .hashing import content_hash
@@ -119,9 +119,9 @@ async def _walk(
             continue
         if tried is not None and tried.status == "failed":
             _, data = await asyncio.to_thread(read_here, ws.root, w.path)
-            if content_hash(data) == tried.pre_hash:
+            if await judge(ws, task_id, w, data) == "conflict":
                 break  # the conflict on record stands: this file's later writes wait
-            nth += 1  # the file changed since: judged again
+            nth += 1  # the file was resolved since: judged again, recorded anew
         effect_id = keys.copy_effect(w.source, here.id, nth)
         if i == 0:
             step = await _base_step(ws, task_id, base, w, epoch, here)

@@ -54,20 +54,51 @@ def read_here(root: Path, path: str) -> tuple[Path, bytes | None]:
     return target, paths.read_regular(root, target)
 
 
+@dataclass(frozen=True, slots=True)
+class ByContent:
+    """The hunk an accepted proposal's write applied, placed in this checkout's file."""
+
+    post: bytes | None
+    """The file with the hunk applied; None: the file goes (a deletion)."""
+
+
+Verdict = Literal["pre", "post", "conflict"] | ByContent
+
+
+async def judge(ws: Workspace, task_id: str, w: Write, data: bytes | None) -> Verdict:
+    """What the file here says of write `w`, with nothing recorded: its pre-image (swap in
+    the post-image), its post-image (done), the proposal's hunk placed by content (or its
+    new lines already there: "post"), or a conflict."""
+    current = content_hash(data)
+    if current == w.post_hash:
+        return "post"
+    if current == w.pre_hash:
+        return "pre"
+    return await _by_content(ws, task_id, w, data)
+
+
 async def copy(ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: int | None) -> Copied:
-    """One write repeated here: judged by the file, recorded ahead, then swapped in."""
+    """One write repeated here: judged by the file, recorded ahead, then swapped in. The
+    intent always states the copy's plan (the write's images, or the hunk placed here), so
+    whoever settles it after a crash judges the file against that plan, like any effect;
+    a conflict is that intent and its failure."""
     record = _Recorder(ws, task_id, effect_id, w.path, w.hunk_ids, epoch)
     try:
         target, data = await asyncio.to_thread(read_here, ws.root, w.path)
     except paths.PathRefused as e:
-        await record.intent(None, None, None)
+        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
         return await record.failed(f"{w.path} not written: {e}")
-    current = content_hash(data)
-    if current == w.post_hash:
-        await record.intent(current, current, None)
+    verdict = await judge(ws, task_id, w, data)
+    if verdict == "post":
+        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
         return await record.done("already")
-    if current != w.pre_hash:
-        return await _reapply(record, target, w, data)
+    if verdict == "conflict":
+        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
+        return await record.failed(_conflict(w))
+    if isinstance(verdict, ByContent):
+        current, post_hash = content_hash(data), content_hash(verdict.post)
+        await record.intent(current, post_hash, post_hash, verdict.post)
+        return await _write(record, target, current, verdict.post, post_hash)
     post = await ws.store.get_blob(w.post_blob) if w.post_blob else None
     try:
         await record.intent(w.pre_hash, w.post_hash, w.post_blob)
@@ -77,41 +108,33 @@ async def copy(ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: int
     return await _write(record, target, w.pre_hash, post, w.post_hash)
 
 
-async def _reapply(record: _Recorder, target: Path, w: Write, data: bytes | None) -> Copied:
-    """The file here is not the image the write started from, but the write applied an
-    accepted proposal: apply that hunk here, by content, as `baton apply` in this checkout
+async def _by_content(ws: Workspace, task_id: str, w: Write, data: bytes | None) -> Verdict:
+    """The file here is not the image the write started from; if the write applied an
+    accepted proposal, place that hunk here by content, as `baton apply` in this checkout
     would (its old lines, with their context, become its new lines; the rest of the file
-    stays). A developer accepting in their own editor applies in their own checkout,
-    whose file is rarely byte for byte the worker's: the worker still gets the hunk.
-    Anything else — a landing's or an undo's image, a hunk not found — is a conflict."""
-    ws, task_id = record.ws, record.task_id
+    stays). A developer accepting in their own editor applies in their own checkout, whose
+    file is rarely byte for byte the worker's: the worker still gets the hunk. Anything
+    else — a landing's or an undo's image, a hunk not found — is a conflict."""
     state = await ws.state(task_id)
     hunk = state.hunks.get(w.hunk_ids[0]) if len(w.hunk_ids) == 1 else None
     if hunk is None or hunk.landed or data is None or hunk.status != HunkStatus.APPLIED:
-        await record.intent(content_hash(data), None, None)
-        return await record.failed(_conflict(w))
-    body = await effects.hunk_body(ws, hunk)
-    old, new = tuple(body.old), await effects.new_lines_of(ws, hunk, body)
-    context = (tuple(body.before), tuple(body.after))
+        return "conflict"
     try:
         lines = split_lines(data.decode("utf-8"))
     except UnicodeDecodeError:
-        lines = ()
+        return "conflict"
+    body = await effects.hunk_body(ws, hunk)
+    old, new = tuple(body.old), await effects.new_lines_of(ws, hunk, body)
+    context = (tuple(body.before), tuple(body.after))
     expected = effects.expected_line(state, hunk)
-    current = content_hash(data)
-    found = locate_tolerant(lines, old, *context, expected) if lines else None
+    found = locate_tolerant(lines, old, *context, expected)
     if found is None:
-        await record.intent(current, None, None)
-        if lines and locate_tolerant(lines, new, *context, expected) is not None:
-            return await record.done("already")  # its lines are here already
-        return await record.failed(_conflict(w))
+        there = locate_tolerant(lines, new, *context, expected) is not None
+        return "post" if there else "conflict"
     after = apply_located(lines, found, old, new)
     change = state.changes.get(hunk.change_id)
     deletes = not after and change is not None and change.kind == ChangeKind.DELETE
-    post = None if deletes else join_lines(after).encode("utf-8")
-    post_hash = content_hash(post)
-    await record.intent(current, post_hash, post_hash, post)
-    return await _write(record, target, current, post, post_hash)
+    return ByContent(None if deletes else join_lines(after).encode("utf-8"))
 
 
 def _conflict(w: Write) -> str:

@@ -74,20 +74,30 @@ async def checkout(
     return proc.returncode, err
 
 
-async def run_killed_at(point: str, template: Path, tmp_path: Path) -> bool:
+MINE = b"the developer's own notes\n"
+
+
+async def run_killed_at(
+    point: str, template: Path, tmp_path: Path, *, conflicted: bool = False
+) -> bool:
     """Kill a checkout into a fresh folder at `point`, run it again; check everything.
-    False if the run never reached the point (nothing was killed)."""
+    `conflicted`: the folder has a notes.md of its own, which must stay so. False if the
+    run never reached the point (nothing was killed)."""
     case = tmp_path / point.replace("#", "-")
     shutil.copytree(template, case / "db", ignore=shutil.ignore_patterns("*-shm"))
     db, c = case / "db" / "baton.db", case / "c"
+    if conflicted:
+        c.mkdir()
+        (c / "notes.md").write_bytes(MINE)
+    finished = 1 if conflicted else 0  # a conflict: not the task's exact state, exit 1
     code, err = await checkout(c, db, point)
-    if code == 0:
+    if code == finished:
         return False
     assert code == -signal.SIGKILL, err.decode()[-2000:]
     code, err = await checkout(c, db)
-    assert code == 0, err.decode()[-2000:]
+    assert code == finished, err.decode()[-2000:]
     files = {p.name: p.read_bytes() for p in c.iterdir() if p.is_file()}
-    assert files == EXPECTED, point
+    assert files == EXPECTED | ({"notes.md": MINE} if conflicted else {}), point
     os.environ[DB_ENV] = str(db)
     try:
         async with await Workspace.open(c, create=False) as ws:
@@ -100,7 +110,8 @@ async def run_killed_at(point: str, template: Path, tmp_path: Path) -> bool:
     )
     assert max(intents.values()) == 1 and max(settled.values()) == 1, point
     assert set(intents) == set(settled), f"{point}: an effect left unsettled"
-    assert not [o for o in ops if isinstance(o.payload, EffectFailed)], point
+    failed = [o.payload.effect_id for o in ops if isinstance(o.payload, EffectFailed)]
+    assert len(failed) == conflicted, point
     code, err = await checkout(c, db, None, "check", "-w", str(c))
     assert code == 0, err.decode()
     return True
@@ -123,3 +134,17 @@ async def test_a_checkout_killed_at_every_point_finishes_once(
             break
         reached += 1
     assert reached or name == "effect.before_commit"  # the claim check: agents only
+
+
+@pytest.mark.slow
+async def test_a_checkout_killed_around_a_conflict_records_it_once(
+    template: Path, tmp_path: Path
+) -> None:
+    """Killed at every append (one between a conflict's intent and its failure among
+    them): the rerun records the conflict once, and the developer's file stays theirs."""
+    reached = 0
+    for nth in range(1, 40):
+        if not await run_killed_at(f"append.after#{nth}", template, tmp_path, conflicted=True):
+            break
+        reached += 1
+    assert reached >= 6
