@@ -614,7 +614,7 @@ async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
             current[path] = content_hash(paths.read_regular(ws.root, paths.resolve(ws.root, path)))
         except paths.PathRefused:
             current[path] = None
-    return build_brief(state, current)
+    return build_brief(state, current, ws.checkout.holds)
 
 
 def _still_held(state: TaskState, hunk_ids: list[str]) -> tuple[HunkState, ...]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from baton import checkouts, landings
-from baton.agent import Worker
+from baton.agent import Worker, handoff
 from baton.catchup import CheckoutRefused, checkout
 from baton.effects import Plan, apply_accepted, plan_apply, record_intent
 from baton.integrity import check
@@ -177,6 +177,11 @@ async def test_a_file_edited_by_hand_is_a_conflict_never_overwritten(
     report = json.loads(again.stdout)
     assert report["steps"] == [] and set(report["in_conflict"]) == {"app.py", "notes.md"}
     assert json.loads(baton("apply", "--json", db=db, cwd=d).stdout) == []  # said once
+    async with await Workspace.open(d) as ws:  # a worker here is told; one elsewhere is not
+        assert {e.path for e in (await handoff(ws, TASK)).effects} == {"app.py", "notes.md"}
+    fleet["c"].mkdir()
+    async with await Workspace.open(fleet["c"]) as ws:
+        assert (await handoff(ws, TASK)).effects == []
 
     # The developer resolves app.py by taking the task's version: judged again, done.
     (d / "app.py").write_text(PROPOSED)
