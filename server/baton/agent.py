@@ -32,7 +32,7 @@ from typing import Literal, ParamSpec, TypeVar
 
 from pydantic import ValidationError
 
-from . import keys, paths
+from . import bases, catchup, keys, paths
 from .brief import HandoffBrief, build_brief
 from .changes import (
     MAX_DIFF_BYTES,
@@ -45,8 +45,8 @@ from .changes import (
 )
 from .effects import (
     EffectResult,
+    abandon_elsewhere,
     applied_shifts,
-    apply_accepted,
     content_hash,
     expected_line,
     hunk_body,
@@ -251,6 +251,7 @@ class Worker:
         """Create a task and claim it."""
         task_id = valid_task_id(task_id) if task_id is not None else f"t-{secrets.token_hex(4)}"
         epoch = await self.ws.store.begin(task_id, title, instruction, self.worker_id, self.ttl)
+        await bases.record(self.ws, task_id, epoch)
         return self._held(task_id, epoch)
 
     async def claim(self, task_id: str, *, wait: float = 0.0) -> Task:
@@ -268,7 +269,13 @@ class Worker:
                 left = (info.lease_expires or 0) - self.ws.store.clock()
                 await asyncio.sleep(min(max(left, 0.05), max(deadline - time.monotonic(), 0.05)))
         task = self._held(task_id, epoch)
+        # The task's work goes on in this checkout: another's unsettled writes are called
+        # off and done again here; this one's own are settled by its files.
+        await abandon_elsewhere(self.ws, task_id, epoch)
         await recover_effects(self.ws, task_id, epoch=epoch)
+        # And the task's writes made in other checkouts come here, so that what this
+        # worker reads is what the last one left (docs/checkouts.md); nothing with one.
+        await catchup.bring_up_to_date(self.ws, task_id, epoch=epoch)
         # A writer killed after someone else settled its effect left its temp file with
         # no dangling intent to find it by: a takeover is the time to look for those too.
         temp_leftovers(self.ws, await self.ws.state(task_id), remove=True)
@@ -579,7 +586,7 @@ class Task:
             raise StaleEpoch(f"lost the lease on task {self.id}")
         if hunk_ids is not None:
             known_hunks(await self.state(), hunk_ids)
-        return await apply_accepted(self.ws, self.id, hunk_ids, epoch=self.epoch)
+        return await catchup.apply_here(self.ws, self.id, hunk_ids, epoch=self.epoch)
 
     @refuses_invalid
     async def finish(
@@ -609,7 +616,7 @@ async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
             current[path] = content_hash(paths.read_regular(ws.root, paths.resolve(ws.root, path)))
         except paths.PathRefused:
             current[path] = None
-    return build_brief(state, current)
+    return build_brief(state, current, ws.checkout.holds)
 
 
 def _still_held(state: TaskState, hunk_ids: list[str]) -> tuple[HunkState, ...]:

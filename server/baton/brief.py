@@ -149,8 +149,14 @@ def hunk_brief(h: HunkState) -> HunkBrief:
     )
 
 
-def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrief:
-    """`current` maps each read path to its hash on disk now (None: deleted)."""
+def build_brief(
+    state: TaskState,
+    current: dict[str, str | None],
+    here: Callable[[str | None], bool] | None = None,
+) -> HandoffBrief:
+    """`current` maps each read path to its hash on disk now (None: deleted). `here`
+    tells this checkout's writes (checkouts.Checkout.holds): a copy of another checkout's
+    write that failed here is this worker's to know of too (docs/checkouts.md)."""
     ours = {e.post_hash for e in state.effects.values() if e.status == "done"}
     files = []
     for path, read in state.files_read.items():
@@ -176,7 +182,8 @@ def build_brief(state: TaskState, current: dict[str, str | None]) -> HandoffBrie
     effects = [
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()
-        if e.status != "done" and e.kind == "apply"
+        if e.status != "done"
+        and (e.kind == "apply" or (e.kind == "copy" and here is not None and here(e.checkout)))
     ]
     brief = HandoffBrief(
         task_id=state.task_id,

@@ -21,6 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from .agent import TASK_ID_PATTERN, Proposal, Task, Worker, handoff, refusal, valid_task_id
 from .brief import HandoffBrief
+from .catchup import CheckoutRefused
 from .effects import EffectResult
 from .limits import InvalidInput
 from .models import MAX_TEXT, HunkState, HunkStatus, Model, StepStatus, TaskInfo, TaskState
@@ -72,6 +73,7 @@ FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
     (ReviewRefused, Failure.REFUSED),
     (OpConflict, Failure.REFUSED),
     (TaskExists, Failure.REFUSED),
+    (CheckoutRefused, Failure.REFUSED),
 )
 """The errors the calls raise on purpose, by kind; the first that matches counts (a
 HunkNotFound is a ReviewRefused too). Anything else is a bug, and a face says so."""

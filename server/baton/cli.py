@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import calls, integrity, paths, showing, transitions
+from . import calls, catchup, integrity, paths, showing, transitions
 from .agent import Task, Worker, default_worker_id
 from .brief import render_markdown
 from .calls import AppliedEffect, Failure, arguments, failure
@@ -137,6 +137,7 @@ def check_numbers(args: argparse.Namespace) -> None:
 async def cmd_status(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         rows = [(row.info, row.state, row.counts) for row in await calls.overview(ws)]
+        behind = {state.task_id for _, state, _ in rows if catchup.lagging(ws, state)}
     damaged = [(info.task_id, len(state.unreadable)) for info, state, _ in rows if state.unreadable]
     data = [
         {
@@ -150,6 +151,8 @@ async def cmd_status(args: argparse.Namespace) -> None:
             "hunks": {k.value: v for k, v in counts.items()},
             "unreadable_ops": len(state.unreadable),
         }
+        # Only when it is so: with one checkout the output is what it always was.
+        | ({"behind_here": True} if info.task_id in behind else {})
         for info, state, counts in rows
     ]
 
@@ -158,6 +161,11 @@ async def cmd_status(args: argparse.Namespace) -> None:
             return "No tasks yet. An agent starts one with `baton agent begin --title …`."
         notes = "".join(
             f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
+        )
+        notes += "".join(
+            f"\ntask {t}: other checkouts wrote files this one lacks; `baton checkout {t}` "
+            "brings them here"
+            for t in sorted(behind)
         )
         return (
             notes.lstrip("\n")
@@ -383,9 +391,56 @@ async def cmd_apply(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         results: list[EffectResult] = []
         for task_id in [args.task] if args.task else await ws.task_ids():
-            results += await apply_accepted(ws, task_id)
+            results += await catchup.apply_here(ws, task_id)
             temp_leftovers(ws, await ws.state(task_id), remove=True)
     report_effects(args, results)
+
+
+async def cmd_checkout(args: argparse.Namespace) -> None:
+    if args.into:
+        Path(args.into).mkdir(parents=True, exist_ok=True)
+        args.workspace = args.into  # the checkout itself is the root, not a folder above
+    async with await open_workspace(args) as ws:
+        report = await catchup.checkout(ws, args.task)
+    emit(
+        args,
+        report.model_dump(mode="json") | {"complete": report.complete},
+        lambda: _checked_out(report),
+    )
+    if not report.complete:
+        raise CommandFailed(
+            f"checkout {report.checkout} is not task {report.task_id}'s exact state (see above)"
+        )
+
+
+def _checked_out(report: catchup.CheckoutReport) -> str:
+    lines = [
+        f"{s.outcome:9} {s.path}"
+        + (f" ({', '.join(s.hunk_ids)})" if s.hunk_ids else "")
+        + (f": {s.detail}" if s.detail else "")
+        for s in report.steps
+    ]
+    shown = {s.path for s in report.steps if s.outcome == "conflict"}
+    lines += [
+        f"{'conflict':9} {path}: {why} (on record)"
+        for path, why in report.in_conflict.items()
+        if path not in shown
+    ]
+    lines += [
+        f"not rebuilt {p}: it differed from the base commit when the task began, and the "
+        "task never wrote nor read it"
+        for p in report.unreproduced
+    ]
+    if report.unreproduced_more:
+        lines.append(f"not rebuilt: {report.unreproduced_more} more such paths")
+    copied = sum(1 for s in report.steps if s.outcome != "conflict")
+    base = f"commit {report.base_commit[:12]}" if report.base_commit else "its files"
+    verdict = "is at" if report.complete else "is not yet at"
+    lines.append(
+        f"checkout {report.checkout} ({report.label}) {verdict} task {report.task_id}'s "
+        f"state: {base} and every write, {copied} step(s) done now"
+    )
+    return "\n".join(lines)
 
 
 async def cmd_recover(args: argparse.Namespace) -> None:
@@ -656,6 +711,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, None]]] =
     "decide": cmd_decide,
     "apply": cmd_apply,
     "recover": cmd_recover,
+    "checkout": cmd_checkout,
     "check": cmd_check,
     "repair": cmd_repair,
     "finish": cmd_finish,

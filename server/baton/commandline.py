@@ -48,6 +48,7 @@ COMMANDS = {
     "reopen": "take a decision back while nothing was written for it",
     "apply": "apply accepted hunks to files",
     "recover": "settle effects a crash left half-done",
+    "checkout": "bring this copy of the files to a task's exact state",
     "check": "integrity of the database and log",
     "repair": "set unreadable ops aside (kept), or put them back",
     "serve": "the language server (LSP over stdio)",
@@ -214,6 +215,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.set_defaults(run="apply")
     if s := add("recover", common):
         s.set_defaults(run="recover")
+    if s := add("checkout", common):
+        s.add_argument("task")
+        s.add_argument(
+            "--into",
+            metavar="DIR",
+            help="the checkout to bring up (created if missing; default: this workspace)",
+        )
+        s.set_defaults(run="checkout")
     if s := add("check", common):
         s.set_defaults(run="check")
     if s := add("repair", common):

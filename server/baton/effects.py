@@ -12,6 +12,11 @@ pre-state at the instant of the swap (writes.py). That one rule decides every re
 So accepted work is never lost, never applied twice, and a developer's own later edit is
 never clobbered. Effect ids derive from the hunk id and the number of earlier failed
 attempts, so the agent, `baton apply` and the language server record the same effect once.
+
+Each effect names the checkout whose files it writes (checkouts.py), and only that
+checkout judges it by its files: another copy of the files says nothing about whether
+this one's write reached the disk. The task's writes made in one checkout reach the others
+as copies (catchup.py, whose `apply_here` is what `apply` means in a checkout).
 """
 
 from __future__ import annotations
@@ -239,7 +244,10 @@ async def heal_conflicts(
         except (paths.PathRefused, OSError):
             continue
         record = _Recorder(ws, task_id, effect_id_for(state, hunk), hunk, epoch)
-        await record.intent(content_hash(data), content_hash(data), None)
+        try:
+            await record.intent(content_hash(data), content_hash(data), None)
+        except OpConflict:  # another checkout took that id meanwhile: its write stands
+            continue
         healed.append(await record.done("already"))
         state = await ws.state(task_id)
     return healed
@@ -262,6 +270,8 @@ class Plan:
     new: Lines
     epoch: int | None = None
     """The agent's epoch that fences the effect's ops and write; None for the developer."""
+    pre: bytes | None = None
+    """The file before, kept with the intent: what a fresh checkout rebuilds it from."""
 
     def recorder(self, ws: Workspace) -> _Recorder:
         return _Recorder(ws, self.task_id, self.effect_id, self.hunk, self.epoch)
@@ -279,7 +289,10 @@ async def plan_apply(
             return EffectResult(hunk.effect_id or "", hunk.path, (hunk.id,), "already")
         raise ValueError(f"hunk {hunk_id} is {hunk.status}: nothing to write")
     if hunk.effect_id and state.effects[hunk.effect_id].status == "intent":
-        return await settle(ws, task_id, state.effects[hunk.effect_id], epoch=epoch)
+        effect = state.effects[hunk.effect_id]
+        if not ws.checkout.holds(effect.checkout):
+            return _elsewhere(effect)
+        return await settle(ws, task_id, effect, epoch=epoch)
     effect_id = effect_id_for(state, hunk)
     record = _Recorder(ws, task_id, effect_id, hunk, epoch)
     try:
@@ -335,17 +348,32 @@ async def plan_apply(
         old,
         new,
         epoch,
+        before,
     )
+
+
+def _elsewhere(effect: EffectState) -> EffectResult:
+    """An unsettled write of another checkout: only its own files can tell how it ended,
+    so this one neither judges nor repeats it (a worker claiming the task here calls it
+    off first: `abandon_elsewhere`)."""
+    reason = (
+        f"checkout {effect.checkout or 'original'} is writing {effect.path} for this hunk "
+        "and has not settled it; `baton apply` there settles it"
+    )
+    return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), "conflict", reason)
 
 
 async def record_intent(ws: Workspace, plan: Plan) -> EffectResult | None:
     """Write the intent ahead of the write; if another applier planned the same effect
     first (same key, other content), settle theirs and return its result instead."""
     try:
-        await plan.recorder(ws).intent(plan.pre_hash, plan.post_hash, plan.post)
+        await plan.recorder(ws).intent(plan.pre_hash, plan.post_hash, plan.post, plan.pre)
     except OpConflict:
         state = await ws.state(plan.task_id)
-        return await settle(ws, plan.task_id, state.effects[plan.effect_id], epoch=plan.epoch)
+        effect = state.effects[plan.effect_id]
+        if not ws.checkout.holds(effect.checkout):
+            return _elsewhere(effect)  # if it goes through there, it comes here as a copy
+        return await settle(ws, plan.task_id, effect, epoch=plan.epoch)
     return None
 
 
@@ -399,9 +427,41 @@ async def _conflict_or_done(record: _Recorder, reason: str) -> EffectResult:
 async def recover_effects(
     ws: Workspace, task_id: str, *, epoch: int | None = None
 ) -> list[EffectResult]:
-    """Settle every intent without done/failed: after a crash, before anything else."""
+    """Settle every intent without done/failed of this checkout's files: after a crash,
+    before anything else. Another checkout's are its own to settle."""
     state = await ws.state(task_id)
-    return [await settle(ws, task_id, e, epoch=epoch) for e in state.dangling_effects()]
+    return [await settle(ws, task_id, e, epoch=epoch) for e in dangling_here(ws, state)]
+
+
+def dangling_here(ws: Workspace, state: TaskState) -> list[EffectState]:
+    """The unsettled writes of this checkout's files: the only ones its files can judge."""
+    here = ws.checkout
+    return [e for e in state.dangling_effects() if here.holds(e.checkout)]
+
+
+async def abandon_elsewhere(ws: Workspace, task_id: str, epoch: int) -> list[EffectResult]:
+    """A worker that claimed the task here calls off the writes other checkouts left
+    unsettled: the worker that planned them was taken over (fenced, it can record nothing
+    more), and its files may be gone with its container. Each is recorded failed but not
+    a conflict, so its hunk is written again — here, under its next effect id; should the
+    old checkout still hold the write, its copy of this one finds it already there."""
+    state = await ws.state(task_id)
+    here = ws.checkout
+    results = []
+    for effect in state.dangling_effects():
+        if here.holds(effect.checkout):
+            continue
+        hunk = state.hunks.get(effect.hunk_ids[0])
+        if hunk is None:
+            continue
+        reason = (
+            f"called off: checkout {effect.checkout or 'original'} left this write unsettled "
+            f"and the task was claimed in checkout {here.id}"
+        )
+        record = _Recorder(ws, task_id, effect.id, hunk, epoch)
+        await record._settle(EffectFailed(effect_id=effect.id, reason=reason, conflict=False))
+        results.append(EffectResult(effect.id, effect.path, (hunk.id,), "conflict", reason))
+    return results
 
 
 async def settle(
@@ -484,7 +544,13 @@ class _Recorder:
     hunk: HunkState
     epoch: int | None
 
-    async def intent(self, pre_hash: str | None, post_hash: str | None, post: bytes | None) -> None:
+    async def intent(
+        self,
+        pre_hash: str | None,
+        post_hash: str | None,
+        post: bytes | None,
+        pre: bytes | None = None,
+    ) -> None:
         payload = EffectIntent(
             effect_id=self.effect_id,
             path=self.hunk.path,
@@ -492,8 +558,12 @@ class _Recorder:
             pre_hash=pre_hash,
             post_hash=post_hash,
             post_blob=post_hash if post is not None else None,
+            checkout=self.ws.checkout.id,
+            pre_blob=pre_hash if pre is not None and pre_hash else None,
         )
         blobs = {post_hash: post} if post is not None and post_hash else {}
+        if pre is not None and pre_hash:
+            blobs[pre_hash] = pre
         await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload, blobs))
 
     async def done(self, outcome: DoneOutcome) -> EffectResult:
@@ -529,7 +599,7 @@ def temp_leftovers(ws: Workspace, state: TaskState, *, remove: bool = False) -> 
     """Temp files that writers of this task's files left when they were killed (each
     holds a whole file's content): found beside every file the task wrote, or removed."""
     found: list[Path] = []
-    for path in sorted({e.path for e in state.effects.values() if e.kind == "apply"}):
+    for path in sorted({e.path for e in state.effects.values() if e.kind in ("apply", "copy")}):
         try:
             target = paths.resolve(ws.root, path)
             found += writes.sweep(ws.root, target) if remove else writes.leftovers(ws.root, target)

@@ -120,6 +120,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 expected_hash=p.expected_hash,
                 expects_deletion=p.expects_deletion,
                 lsn=op.lsn,
+                checkout=p.checkout,
             )
             state.put("landings", p.landing_id, landing)
         case ChangeLanded():
@@ -138,6 +139,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 post_hash=p.post_hash,
                 post_blob=p.post_blob,
                 lsn=op.lsn,
+                checkout=p.checkout,
             )
             state.put("effects", p.effect_id, planned)
             for hid in p.hunk_ids if p.kind == "apply" else ():
@@ -163,7 +165,9 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 for hid in effect.hunk_ids if effect.kind == "apply" else ():
                     hunk = state.hunks.get(hid)
                     if hunk is not None and hunk.status != HunkStatus.APPLIED:
-                        hunk.conflict = p.reason
+                        # Not a conflict: the write was called off (its checkout's worker
+                        # was taken over before it settled), to be done again elsewhere.
+                        hunk.conflict = p.reason if p.conflict else None
                         # A failed effect may be tried again later under a new id.
                         hunk.effect_id = None
                         state.touch("hunks", hid)

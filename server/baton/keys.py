@@ -38,6 +38,11 @@ def finished(task_id: str) -> str:
     return f"{task_id}:finished"
 
 
+def based(task_id: str) -> str:
+    """The task's base (bases.py): recorded once, as it begins."""
+    return f"{task_id}:based"
+
+
 def recorded(task_id: str, kind: OpKind, inputs: object) -> str:
     """An agent's own op (a read, a step, a remark, a proposal), keyed by its inputs."""
     return f"{task_id}:{kind.value}:{derive(inputs)}"
@@ -114,6 +119,19 @@ def apply_effect(hunk_id: str, failed_before: int) -> str:
     """Applying a hunk: the agent, `baton apply` and the editor record it once. A failed
     attempt may be retried later under the next id."""
     return f"apply-{hunk_id}" + (f"-{failed_before}" if failed_before else "")
+
+
+def copy_effect(source_id: str, checkout: str, nth: int = 0) -> str:
+    """Repeating in `checkout` the write `source_id` (an effect's or a landing's id) made
+    in another one (catchup.py): once per write and checkout, whoever carries it out; a
+    conflict is judged again, once the file changed, as the `nth` attempt."""
+    return f"copy-{source_id}-{checkout}" + (f"-{nth}" if nth else "")
+
+
+def base_effect(path: str, checkout: str) -> str:
+    """Putting a file of `checkout` back to the task's base before its first write is
+    copied there: once per file and checkout."""
+    return f"base-{derive(path)}-{checkout}"
 
 
 def notify_effect(change_id: str) -> str:

@@ -92,6 +92,7 @@ async def _announce(
         pre_blob=pre_hash,
         expected_hash=digest(expected) if isinstance(expected, bytes) else None,
         expects_deletion=expected is None,
+        checkout=ws.checkout.id,
     )
     key = keys.landing(task_id, landing_id)
     op = NewOp(key, task_id, epoch, OpKind.CHANGE_LANDING, payload, blobs)
@@ -155,9 +156,16 @@ async def land(
 
 
 async def recover(ws: Workspace, task_id: str) -> list[Landed]:
-    """Settle every landing whose agent or hook died between announcing and settling."""
+    """Settle every landing whose agent or hook died between announcing and settling,
+    in this checkout: another checkout's tool wrote another copy of the file, which only
+    that checkout can look at."""
     state = await ws.state(task_id)
-    return [await settle(ws, task_id, x.id, after_tool=False) for x in state.dangling_landings()]
+    here = ws.checkout
+    return [
+        await settle(ws, task_id, x.id, after_tool=False)
+        for x in state.dangling_landings()
+        if here.holds(x.checkout)
+    ]
 
 
 def _outcome(landing: LandingState, post_hash: str | None, after_tool: bool) -> LandedOutcome:

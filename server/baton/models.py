@@ -77,6 +77,8 @@ class OpKind(StrEnum):
     EFFECT_DONE = "effect.done"
     EFFECT_FAILED = "effect.failed"
     TASK_FINISHED = "task.finished"
+    TASK_BASED = "task.based"
+    """What a fresh checkout of the task starts from (checkouts.md): recorded once."""
     UNREADABLE = "unreadable"
     """Never stored: what a reader makes of a row it cannot parse (see `Unreadable`)."""
 
@@ -233,6 +235,9 @@ class ChangeLanding(Model):
     """Blob of the file before, so the hunks can be computed by whoever settles it."""
     expected_hash: Hash | None = None
     expects_deletion: bool = False
+    checkout: str | None = None
+    """The copy of the files the tool wrote in (checkouts.py); None: a log written before
+    checkouts were told apart, the workspace's original checkout."""
 
 
 LandedOutcome = Literal["landed", "unchanged", "unknown"]
@@ -261,8 +266,10 @@ class HunkReviewed(Model):
     reviewer: str = "developer"
 
 
-EffectKind = Literal["apply", "notify"]
-"""`apply` writes a hunk to a file; `notify` tells the developer about a proposal once."""
+EffectKind = Literal["apply", "notify", "copy"]
+"""`apply` writes a hunk to a file; `notify` tells the developer about a proposal once;
+`copy` repeats in one checkout a write the task made in another (catchup.py): it changes
+that checkout's files, never a hunk's review state."""
 
 
 class EffectIntent(Model):
@@ -280,6 +287,12 @@ class EffectIntent(Model):
     """Blob of the file after, so recovery can redo the write without recomputing."""
     owner: str | None = None
     """Who planned it, when only one of several processes may carry it out (notify)."""
+    checkout: str | None = None
+    """The copy of the files it writes (checkouts.py); None: a log written before
+    checkouts were told apart, the workspace's original checkout."""
+    pre_blob: Hash | None = None
+    """Blob of the file before, so that a fresh checkout can rebuild the file's state at
+    the task's base from the log alone (None: not kept, or the file did not exist)."""
 
 
 DoneOutcome = Literal["applied", "already", "recovered"]
@@ -298,6 +311,22 @@ class EffectFailed(Model):
     effect_id: str
     reason: Text
     conflict: bool = False
+
+
+class TaskBase(Model):
+    """Where the task's files started: the checkout it began in and, when that checkout
+    was a git work tree, its HEAD commit and the paths that differed from it (a fresh
+    checkout is that commit, then the task's writes; a path dirty at the start that the
+    task never wrote cannot be rebuilt, and `baton checkout` names it)."""
+
+    checkout: str
+    label: str
+    commit: str | None = None
+    """HEAD when the task began; None: not a git work tree (only the files the task
+    wrote are Baton's to rebuild, from the images its log keeps)."""
+    dirty: list[str] = Field(default_factory=list, max_length=1000)
+    dirty_more: int = Field(default=0, ge=0)
+    """Dirty paths past the first 1000, counted, not listed."""
 
 
 class TaskFinished(Model):
@@ -336,6 +365,7 @@ Payload = (
     | EffectDone
     | EffectFailed
     | TaskFinished
+    | TaskBase
     | Unreadable
 )
 
@@ -358,6 +388,7 @@ PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
     OpKind.EFFECT_DONE: EffectDone,
     OpKind.EFFECT_FAILED: EffectFailed,
     OpKind.TASK_FINISHED: TaskFinished,
+    OpKind.TASK_BASED: TaskBase,
     OpKind.UNREADABLE: Unreadable,
 }
 
@@ -482,6 +513,8 @@ class EffectState(Entry):
     status: Literal["intent", "done", "failed"] = "intent"
     outcome: str = ""
     lsn: int
+    checkout: str | None = None
+    """Whose files it writes (see EffectIntent.checkout)."""
 
 
 class LandingState(Entry):
@@ -495,6 +528,8 @@ class LandingState(Entry):
     status: Literal["intent", "landed", "unchanged", "unknown"] = "intent"
     change_id: str | None = None
     lsn: int
+    checkout: str | None = None
+    """The checkout the tool wrote in (see ChangeLanding.checkout)."""
 
 
 class UnreadableOp(Entry):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import checkpoints, config
+from .checkouts import Checkout, identify
 from .checkpoints import Damaged
 from .config import StoreConfig
 from .faults import crash_point
@@ -121,6 +122,15 @@ class Workspace:
         self._generation = store.generation
         self._unsaved: defaultdict[str, int] = defaultdict(int)
         """Ops folded into the cached state since its last checkpoint was read or written."""
+        self._checkout: Checkout | None = None
+
+    @property
+    def checkout(self) -> Checkout:
+        """The copy of the files at `root` (checkouts.py): looked up, or minted, once per
+        process, when the first write of a file is recorded or judged."""
+        if self._checkout is None:
+            self._checkout = identify(self.root, store_config(self.root).sqlite_path)
+        return self._checkout
 
     @classmethod
     async def open(

@@ -44,7 +44,8 @@ RECOVERY = REPO / "docs" / "recovery.md"
 AGENTS = REPO / "docs" / "agents.md"
 PERFORMANCE = REPO / "docs" / "performance.md"
 OWNED_DOCS = [README, CLI, REPO / "docs" / "architecture.md", RECOVERY, PERFORMANCE]
-SESSION_DOCS = [CLI, RECOVERY, REPO / "docs" / "install.md"]
+CHECKOUTS = REPO / "docs" / "checkouts.md"
+SESSION_DOCS = [CLI, RECOVERY, REPO / "docs" / "install.md", CHECKOUTS]
 """Pages whose every example (diagrams aside) is run or says why it is not."""
 
 

@@ -27,6 +27,7 @@ def test_op_keys() -> None:
     assert keys.delivered("t-1", 42) == "t-1:delivered:42"
     assert keys.intent("t-1", "apply-850c550a6890") == "t-1:intent:apply-850c550a6890"
     assert keys.settled("t-1", "notify-94f6") == "t-1:settled:notify-94f6"
+    assert keys.based("t-1") == "t-1:based"
 
 
 def test_keys_derived_from_inputs() -> None:
@@ -56,3 +57,13 @@ def test_ids_inside_payloads() -> None:
     assert keys.landed_hunk_id("t-1", "a.py", H, 1, 1) == "f7bbec9988ce"
     assert keys.landed_change_id("t-1", "ab12") == "0de09182677fb9fb"
     assert keys.landing_id("sess", "toolu_01") == "195cc9a4f4df1ea1"
+
+
+def test_checkout_keys() -> None:
+    """Copies of a write in another checkout (catchup.py): one per write and checkout."""
+    assert keys.copy_effect("apply-850c550a6890", "c-0123456789ab") == (
+        "copy-apply-850c550a6890-c-0123456789ab"
+    )
+    assert keys.base_effect("src/a.py", "c-0123456789ab") == (
+        "base-4cb4854bf9d4ea6bf9cb31f4-c-0123456789ab"
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import effects, keys, landings
+from .. import bases, catchup, effects, keys, landings
 from ..agent import Task, Worker
 from ..keys import derive
 from ..models import Delivered as DeliveredPayload
@@ -63,7 +63,9 @@ async def current(ws: Workspace, session: Session, *, take_over: bool = False) -
         task = Task(worker, info.task_id, epoch)
         if epoch != info.epoch:  # a takeover: settle what the last session left half-done
             settled = await landings.recover(ws, info.task_id)
+            await effects.abandon_elsewhere(ws, info.task_id, epoch)
             await effects.recover_effects(ws, info.task_id, epoch=epoch)
+            await catchup.bring_up_to_date(ws, info.task_id, epoch=epoch)
             if holder and holder != session.worker_id:  # it never ended: say so in the brief
                 await task.remark("note", interrupted(holder, settled))
         return task
@@ -100,6 +102,7 @@ async def start(ws: Workspace, session: Session, prompt: str) -> Task:
         if (tid := base if n == 0 else f"{base}-{n}") not in known
     )
     epoch = await ws.store.begin(task_id, title, prompt, session.worker_id, LEASE_SECONDS)
+    await bases.record(ws, task_id, epoch)
     return Task(worker, task_id, epoch)
 
 

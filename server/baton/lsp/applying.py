@@ -28,6 +28,7 @@ from ..effects import (
     EffectResult,
     apply_hunk,
     content_hash,
+    dangling_here,
     heal_conflicts,
     plan_apply,
     read_current,
@@ -219,7 +220,7 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
         settled = not ls.writes_files() and await note_buffered(ls, uri)
         for task_id in await ref.ws.task_ids():
             state = await ref.ws.state(task_id)
-            for effect in state.dangling_effects():
+            for effect in dangling_here(ref.ws, state):
                 if effect.path != ref.path:
                     continue
                 if effect.id in ls.buffered:

@@ -24,8 +24,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from .. import keys
-from ..effects import EffectResult, apply_hunk, settle, temp_leftovers
+from .. import catchup, keys
+from ..effects import EffectResult, apply_hunk, dangling_here, settle, temp_leftovers
 from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
 from ..store import NewOp, OpConflict, StoreError
 from ..workspace import Workspace
@@ -56,10 +56,10 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
         for state in ls.index.states_of(ws):
             task_id = state.task_id
             # Only a task this restore may have recorded something for is read again.
-            dangling = bool(state.dangling_effects())
+            dangling = bool(dangling_here(ws, state))
             acted = dangling or bool(state.hunks_with(HunkStatus.ACCEPTED))
             written: list[p.WrittenHunk] = []
-            for effect in state.dangling_effects():
+            for effect in dangling_here(ws, state):
                 if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
                     continue  # open in the editor: its save settles it, never a write behind it
                 try:
@@ -93,6 +93,11 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 message += (
                     f"; wrote {len(written)} accepted hunk{'s' * (len(written) != 1)} left "
                     f"unwritten when the last session stopped: {names}"
+                )
+            if catchup.lagging(ws, state):  # docs/checkouts.md: the files are this checkout's
+                message += (
+                    "; other checkouts wrote files of it that this folder lacks: "
+                    f"`baton checkout {task_id}` brings them here"
                 )
             summaries.append(
                 p.RestoredTask(
