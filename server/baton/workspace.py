@@ -179,6 +179,18 @@ class Workspace:
         stored = await self.store.append(op)
         crash_point("append.after")
         self._unsaved[op.task_id] += 1
+        state = self._states.get(op.task_id)
+        if (
+            state is not None
+            and stored.lsn == state.lsn + 1
+            and self._generation == self.store.generation
+        ):
+            # Nothing lies between the cached state and the op: fold it now, from the
+            # payload in hand, instead of reading it back and parsing it at the next
+            # `state()` (at the next checkpoint for a writer that never asks). Any other
+            # op (another writer's in between, a replayed key's older entry) is left to
+            # the lazy catch-up, as before.
+            apply_or_note(state, stored)
         step_done = isinstance(op.payload, StepSet) and op.payload.status == StepStatus.DONE
         if step_done or self._unsaved[op.task_id] >= self.checkpoint_every:
             await self.checkpoint(op.task_id)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
 
+from baton import workspace
 from baton.agent import Worker, handoff
 from baton.brief import render_markdown
-from baton.models import Decision, HunkStatus, StepStatus
+from baton.models import ContextText, Decision, HunkStatus, Op, OpKind, StepStatus, TaskState
 from baton.paths import PathRefused
 from baton.review import decide
-from baton.store import LeaseHeld, StaleEpoch
+from baton.store import LeaseHeld, NewOp, StaleEpoch
 from baton.workspace import Workspace
 from tests.conftest import FakeClock, until
 from tests.pg import BOTH_BACKENDS
@@ -233,3 +235,48 @@ async def test_listing_a_subfolder(worker: Worker, project: Path) -> None:
     assert await task.listdir("src") == ["main.py", "pkg/"]
     with pytest.raises(PathRefused, match="not a folder"):
         await task.listdir("src/main.py")
+
+
+async def test_ops_folded_as_recorded_give_the_state_a_replay_gives(
+    worker: Worker, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Workspace.record` folds an op into the cached state when nothing lies between;
+    another writer's op in between, a replayed key and a read of the log must leave the
+    same state as a cold replay of the whole log (invariant 1 for the hot path)."""
+    folded_in_record = 0
+    fold = workspace.apply_or_note
+
+    def counting(state: TaskState, op: Op) -> None:
+        nonlocal folded_in_record
+        folded_in_record += sys._getframe(1).f_code.co_name == "record"
+        fold(state, op)
+
+    monkeypatch.setattr(workspace, "apply_or_note", counting)
+    task = await worker.begin("t")
+    other = await Workspace.open(project, inline=True)
+    try:
+        for i in range(40):
+            await task.step(f"s{i % 5}", StepStatus.IN_PROGRESS, note=str(i))
+            await task.remark("decision", f"decision {i}")
+            if i % 7 == 3:  # another process's note lands between this worker's ops
+                await other.record(
+                    NewOp(
+                        f"{task.id}:other:{i}",
+                        task.id,
+                        task.epoch,
+                        OpKind.CONTEXT_NOTE,
+                        ContextText(text=f"from elsewhere {i}"),
+                    )
+                )
+                await task.remark("note", f"after it {i}")  # not next to the cached state
+            if i % 11 == 5:
+                await task.remark("decision", f"decision {i}")  # a replay: its old entry
+            await task.read("calc.py")
+        cached = await worker.ws.state(task.id)
+        worker.ws.forget(task.id)
+        cold = await worker.ws.state(task.id)
+        assert cached == cold
+        assert cold.ops == len(await worker.ws.store.ops_after(0, task.id))
+        assert folded_in_record >= 80  # the path under test ran, not only catch_up's
+    finally:
+        await other.close()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from baton.paths import PathRefused, normalize, resolve
+from baton.paths import PathRefused, normalize, read_regular, resolve
 
 
 @pytest.mark.parametrize(
@@ -95,3 +97,35 @@ def test_resolve_must_be_file(tmp_path: Path) -> None:
     with pytest.raises(PathRefused, match="no such file"):
         resolve(tmp_path, "missing.py", must_be_file=True)
     assert resolve(tmp_path, "missing.py") == tmp_path.resolve() / "missing.py"
+
+
+@given(st.text(alphabet="a./~ é", max_size=12))
+def test_normalize_splits_as_pathlib_does(path: str) -> None:
+    """The hand-made split gives pathlib's parts (without "."), for every spelling."""
+    pure = PurePosixPath(path)
+    try:
+        got = normalize(path)
+    except PathRefused:
+        parts = [p for p in pure.parts if p != "."]
+        assert (
+            not path.strip()
+            or pure.is_absolute()
+            or path.startswith("~")
+            or not parts
+            or ".." in parts
+        )
+        return
+    assert not pure.is_absolute()
+    assert got == "/".join(p for p in pure.parts if p != ".")
+
+
+def test_resolve_through_a_symlinked_root(tmp_path: Path) -> None:
+    """A root given through a symlink resolves as before (the fast path needs a
+    resolved root and falls back to resolving it)."""
+    real = tmp_path / "real"
+    (real / "src").mkdir(parents=True)
+    (real / "src" / "a.py").write_text("x\n")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert resolve(link, "src/a.py", must_be_file=True) == (real / "src" / "a.py").resolve()
+    assert read_regular(link, resolve(link, "src/a.py")) == b"x\n"

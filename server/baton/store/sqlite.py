@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from .. import keys
 from ..checkpoints import HEAD_BYTES
@@ -51,9 +51,11 @@ from ..faults import crash_point
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
 from ..models import (
+    PAYLOAD_TYPES,
     Model,
     Op,
     OpKind,
+    Payload,
     TaskClaimed,
     TaskCreated,
     TaskFinished,
@@ -144,6 +146,8 @@ WHERE ?7 OR EXISTS(
     SELECT 1 FROM tasks WHERE task_id = ?2 AND epoch = ?3 AND status = 'open')
 ON CONFLICT(op_id) DO NOTHING
 """
+
+_PUT_BLOB = "INSERT OR IGNORE INTO blobs(hash, size, data) VALUES (?, ?, ?)"
 
 _OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
 
@@ -421,13 +425,18 @@ def _insert(
 
 
 def _op(lsn: int, op: NewOp, at: float) -> Op:
-    return Op(
+    """The log entry of an op just written. Its parts were validated when the `NewOp` was
+    made (the payload is a model of its kind), so the entry is assembled, not validated
+    again: re-validating the payload as the `Payload` union was ~1–4 µs of a ~35 µs append
+    (measured on tmpfs, where the commit costs no fsync). `SqliteStore.append` checked,
+    before writing, that the payload is its kind's model."""
+    return Op.model_construct(
         lsn=lsn,
         op_id=op.op_id,
         task_id=op.task_id,
         epoch=op.epoch,
         kind=op.kind,
-        payload=op.payload,
+        payload=cast(Payload, op.payload),
         at=at,
     )
 
@@ -447,11 +456,8 @@ def _append(db: Db, op: NewOp, payload: str, at: float) -> Op:
         """With its blobs, or to explain a refusal: under the write lock, the reason read
         is the reason that holds (a task's epoch only grows, but an op set aside by
         `baton repair` in between would leave the refusal unexplained)."""
-        if op.blobs:
-            db.executemany(
-                "INSERT OR IGNORE INTO blobs(hash, size, data) VALUES (?, ?, ?)",
-                [(h, len(data), data) for h, data in op.blobs.items()],
-            )
+        for h, data in op.blobs.items():  # mostly one: a statement each, no list
+            db.execute(_PUT_BLOB, (h, len(data), data))
         inserted = db.execute(_APPEND, params)
         if inserted.rowcount == 1:
             return _op(_rowid(inserted), op, at)
@@ -652,6 +658,11 @@ class SqliteStore:
     async def append(self, op: NewOp) -> Op:
         if op.kind == OpKind.UNREADABLE:
             raise InvalidInput("an unreadable op is what a reader makes of a row; never stored")
+        if type(op.payload) is not PAYLOAD_TYPES[op.kind]:  # before the write, not after
+            raise InvalidInput(
+                f"a {op.kind.value} op takes a {PAYLOAD_TYPES[op.kind].__name__} payload, "
+                f"not a {type(op.payload).__name__}"
+            )
         return await self._run(_append, op, op.payload.model_dump_json(), self.clock())
 
     async def ops_after(
@@ -699,7 +710,7 @@ class SqliteStore:
         rows = [(digest(data), len(data), data) for data in datas]
 
         def write(db: Db) -> None:
-            db.executemany("INSERT OR IGNORE INTO blobs(hash, size, data) VALUES (?, ?, ?)", rows)
+            db.executemany(_PUT_BLOB, rows)
 
         await self._run(_transaction, write)
         return [h for h, _, _ in rows]
