@@ -73,7 +73,7 @@ from .models import (
 )
 from .patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from .review import known_hunks
-from .store import LeaseHeld, NewOp, StaleEpoch, StoreError
+from .store import LeaseHeld, NewOp, StaleEpoch, StoreError, TaskNotFound
 from .store.sqlite import Clock
 from .workspace import Workspace
 
@@ -272,6 +272,26 @@ class Worker:
                 info = await self.ws.store.task(task_id)
                 left = (info.lease_expires or 0) - self.ws.store.clock()
                 await asyncio.sleep(min(max(left, 0.05), max(deadline - time.monotonic(), 0.05)))
+        return await self._take_over(task_id, epoch)
+
+    async def claim_next(self, *, wait: float = 0.0) -> Task:
+        """Take the oldest open task nobody holds a live lease on (one of a pool of workers
+        taking whatever work is left), waiting up to `wait` seconds for one to come free,
+        then settle it as `claim` does. When none comes free in time: LeaseHeld if open
+        tasks are held (waiting longer may help), TaskNotFound if there is no open task
+        (the pool's work is done)."""
+        deadline = time.monotonic() + wait
+        while (got := await self.ws.store.claim_next(self.worker_id, self.ttl)) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if any(t.status == "open" for t in await self.ws.store.tasks()):
+                    raise LeaseHeld("every open task is held by a live lease")
+                raise TaskNotFound("no open task to claim")
+            # A lease runs out without a commit to wake on: look again at least each second.
+            await self.ws.store.wait_for_change(poll=min(left, 1.0), limit=min(left, 1.0))
+        return await self._take_over(*got)
+
+    async def _take_over(self, task_id: str, epoch: int) -> Task:
         task = self._held(task_id, epoch)
         # The task's work goes on in this checkout: another's unsettled writes are called
         # off and done again here; this one's own are settled by its files.

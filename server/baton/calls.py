@@ -146,7 +146,13 @@ class BeginArgs(Args):
 
 
 class ClaimArgs(Args):
-    task_id: TaskId
+    task_id: Annotated[
+        str | None,
+        Field(
+            description="The task to take over. Omit it to take the oldest open task that "
+            "nobody holds (a pool of workers sharing the work).",
+        ),
+    ] = None
     wait_seconds: Annotated[
         float,
         Field(
@@ -294,6 +300,8 @@ async def begin(worker: Worker, args: BeginArgs) -> Task:
 
 
 async def claim(worker: Worker, args: ClaimArgs) -> Task:
+    if args.task_id is None:
+        return await worker.claim_next(wait=args.wait_seconds)
     return await worker.claim(args.task_id, wait=args.wait_seconds)
 
 

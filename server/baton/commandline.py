@@ -304,7 +304,9 @@ def agent_actions(
         a.add_argument("--instruction")
         a.add_argument("--task-id")
     if a := add("claim"):
-        a.add_argument("task")
+        a.add_argument(
+            "task", nargs="?", help="the task; omitted, the oldest open task nobody holds"
+        )
         a.add_argument(
             "--wait",
             dest="wait_seconds",

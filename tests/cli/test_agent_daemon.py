@@ -155,6 +155,8 @@ COMMANDS = [
     ["agent", "claim", "t2", "--worker", "w", "--ttl", "5"],
     ["agent", "release", "--task", "t2", "--epoch", "1", "--worker", "w"],
     ["agent", "release", "--task", "t2", "--epoch", "1", "--worker", "w"],
+    ["agent", "claim", "--worker", "w"],
+    ["agent", "claim", "--worker", "w"],
 ]
 
 

@@ -284,6 +284,13 @@ def test_a_second_worker_takes_over_and_fences_the_first(project: Path) -> None:
     third = out(project, "agent", "claim", "t1", "--worker", "c")
     assert (third["epoch"], third["worker"]) == (3, "c")
 
+    # A pool's worker names no task: it takes the oldest open one nobody holds.
+    none_free = error(project, "agent", "claim", "--worker", "d", code=EXIT_FENCED)
+    assert none_free["type"] == "LeaseHeld" and "live lease" in none_free["message"]
+    assert out(project, "agent", "release", "--task", "t1", "--epoch", "3") == {"ok": True}
+    fourth = out(project, "agent", "claim", "--worker", "d")
+    assert (fourth["task_id"], fourth["epoch"], fourth["worker"]) == ("t1", 4, "d")
+
 
 def test_refusals_usage_and_workspace_discovery(project: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"

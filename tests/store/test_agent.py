@@ -14,7 +14,7 @@ from baton.brief import render_markdown
 from baton.models import ContextText, Decision, HunkStatus, Op, OpKind, StepStatus, TaskState
 from baton.paths import PathRefused
 from baton.review import decide
-from baton.store import LeaseHeld, NewOp, StaleEpoch
+from baton.store import LeaseHeld, NewOp, StaleEpoch, TaskNotFound
 from baton.workspace import Workspace
 from tests.conftest import FakeClock, until
 from tests.pg import BOTH_BACKENDS
@@ -123,6 +123,46 @@ async def test_heartbeats_keep_the_lease_and_a_takeover_fences(
             await taken.step("real", StepStatus.DONE)
             state = await taken.state()
             assert "zombie" not in state.steps and state.worker == "b"
+
+
+async def test_a_pool_worker_takes_the_task_a_dead_worker_left(
+    project: Path, clock: FakeClock
+) -> None:
+    async with await Worker.open(project, worker_id="a", ttl=30, clock=clock) as first:
+        task = await first.begin("t", task_id="t1")
+        task.stop_heartbeat()  # the worker dies: only the clock moves now
+        async with await Worker.open(project, worker_id="b", ttl=30, clock=clock) as pool:
+            with pytest.raises(LeaseHeld, match="every open task is held by a live lease"):
+                await pool.claim_next()
+            clock.advance(30.1)
+            taken = await pool.claim_next()
+            assert (taken.id, taken.epoch) == ("t1", task.epoch + 1)
+            with pytest.raises(StaleEpoch):
+                await task.step("zombie", StepStatus.DONE)
+            await taken.finish("done")
+            with pytest.raises(TaskNotFound, match="no open task to claim"):
+                await pool.claim_next()
+
+
+async def test_claim_next_waits_for_a_task_to_come_free(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with await Worker.open(project, worker_id="a", ttl=30) as first:
+        task = await first.begin("t", task_id="t1")
+        async with await Worker.open(project, worker_id="b", ttl=30) as pool:
+            looks: list[object] = []
+            claim_next = pool.ws.store.claim_next
+
+            async def counted(worker: str, ttl: float) -> tuple[str, int] | None:
+                looks.append(got := await claim_next(worker, ttl))
+                return got
+
+            monkeypatch.setattr(pool.ws.store, "claim_next", counted)
+            waiting = asyncio.create_task(pool.claim_next(wait=120))
+            await until(lambda: looks)  # it looked, found nothing free, and waits
+            await task.release()  # a commit: the waiter looks again
+            taken = await waiting
+            assert (taken.id, taken.epoch) == ("t1", task.epoch + 1)
 
 
 async def test_lost_lease_is_noticed_by_the_heartbeat(project: Path) -> None:

@@ -234,6 +234,45 @@ async def test_racing_claims_have_one_winner(store: Store, backend: Backend) -> 
             await s.close()
 
 
+async def test_claim_next_takes_the_oldest_free_task(store: Store, clock: FakeClock) -> None:
+    assert await store.claim_next("w2", 30) is None  # no task at all
+    await started(store, "held", "w1", ttl=30)
+    clock.advance(1)
+    await store.create_task("older", "Free", "")
+    clock.advance(1)
+    await store.create_task("newer", "Free", "")
+    await started(store, "done", "w1")
+    await store.finish("done", 1, TaskFinished(summary="ok"))
+    assert await store.claim_next("w2", 30) == ("older", 1)
+    assert await store.claim_next("w2", 30) == ("newer", 1)
+    assert await store.claim_next("w2", 30) is None  # "held" is live, "done" closed
+    clock.advance(31)  # w1's lease runs out: its task is free, and w1 is fenced off
+    assert await store.claim_next("w2", 30) == ("held", 2)
+    with pytest.raises(StaleEpoch):
+        await store.append(note("late", "zombie", epoch=1, task="held"))
+    assert (await store.task("held")).worker == "w2"
+
+
+async def test_a_released_task_is_claimed_next(store: Store) -> None:
+    epoch = await started(store, "t", "w1")
+    await store.release("t", "w1", epoch)
+    assert await store.claim_next("w2", 30) == ("t", epoch + 1)
+
+
+async def test_racing_claim_next_gives_each_task_once(store: Store, backend: Backend) -> None:
+    for n in range(3):
+        await store.create_task(f"t{n}", "Pool", "")
+    others = [await backend.open() for _ in range(6)]
+    try:
+        results = await asyncio.gather(*(s.claim_next(f"w{n}", 30) for n, s in enumerate(others)))
+        taken = sorted(r for r in results if r is not None)
+        assert taken == [("t0", 1), ("t1", 1), ("t2", 1)]
+        assert results.count(None) == 3
+    finally:
+        for s in others:
+            await s.close()
+
+
 async def test_unknown_and_duplicate_tasks(ws: Workspace) -> None:
     with pytest.raises(TaskNotFound):
         await ws.store.claim("nope", "w", 1)

@@ -289,17 +289,18 @@ async def begin_task(session: AgentSession, args: BeginArgs) -> Claimed:
 @tool(RECORDS, ClaimArgs)
 async def claim_task(session: AgentSession, args: ClaimArgs) -> Claimed:
     """Take over an existing open task: succeeds when nobody holds it or the previous
-    worker's lease expired. Settles changes the previous worker left half-applied.
-    Then call resume to read the handoff brief."""
-    current = session.tasks.get(args.task_id)
+    worker's lease expired; without task_id, the oldest open task nobody holds. Settles
+    changes the previous worker left half-applied. Then call resume to read the handoff
+    brief."""
+    current = session.tasks.get(args.task_id) if args.task_id is not None else None
     if current is not None and not current.lost:
-        info = await session.worker.ws.store.task(args.task_id)
+        info = await session.worker.ws.store.task(current.id)
         if info.epoch == current.epoch and info.status == "open":
             return await claimed(session, current)
     task = await calls.claim(session.worker, args)
-    if current is not None:
-        current.stop_heartbeat()
-    session.tasks[args.task_id] = task
+    if (previous := session.tasks.get(task.id)) is not None:
+        previous.stop_heartbeat()
+    session.tasks[task.id] = task
     return await claimed(session, task)
 
 

@@ -189,6 +189,14 @@ class Store(Health, Protocol):
         new epoch fences it off should it still be running."""
         ...
 
+    async def claim_next(self, worker: str, ttl: float) -> tuple[str, int] | None:
+        """Claim the oldest open task that no worker holds a live lease on — a pool of
+        workers taking whatever work is left — and return it with its new epoch; None when
+        every open task is held. Racing callers never get the same task: each claim is
+        `claim`'s, judged under the task's lock (PostgreSQL skips rows another claimer
+        has locked, so a pool does not queue behind one task)."""
+        ...
+
     async def check_epoch(self, task_id: str, epoch: int) -> None:
         """StaleEpoch unless `epoch` is the open task's current one (a write's last look)."""
         ...

@@ -602,6 +602,25 @@ class PostgresStore:
 
         return await self._transaction(body)
 
+    async def claim_next(self, worker: str, ttl: float) -> tuple[str, int] | None:
+        payload = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
+
+        async def body(conn: Conn) -> tuple[str, int] | None:
+            now = await self._now(conn)
+            cur = await conn.execute(
+                "SELECT task_id FROM baton.tasks WHERE ws = %(ws)s AND status = 'open' "
+                "AND (worker IS NULL OR lease_expires IS NULL OR lease_expires <= %(at)s "
+                "OR lease_expires > %(at)s + %(max)s) ORDER BY created, task_id "
+                "LIMIT 1 FOR UPDATE SKIP LOCKED",
+                {"ws": self.workspace, "at": now, "max": MAX_TTL},
+            )
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            return str(row[0]), await self._claim(conn, str(row[0]), payload, now)
+
+        return await self._transaction(body, idempotent=False)
+
     async def check_epoch(self, task_id: str, epoch: int) -> None:
         info = await self.task(task_id)
         if info.status != "open":

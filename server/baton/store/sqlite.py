@@ -380,6 +380,13 @@ def _create(db: Db, task_id: str, payload: TaskCreated, now: float) -> Op:
     return _insert(db, keys.created(task_id), task_id, 0, OpKind.TASK_CREATED, payload, now)
 
 
+_FREE = (
+    "status = 'open' AND (worker IS NULL OR lease_expires IS NULL "
+    "OR lease_expires <= :now OR lease_expires > :now + :max)"
+)
+"""An open task nobody holds a live lease on (`_claim`'s rule, as SQL)."""
+
+
 def _claim(
     db: Db, task_id: str, payload: TaskClaimed, now: float, take_from: str | None = None
 ) -> int:
@@ -771,6 +778,19 @@ class SqliteStore:
 
         def body(db: Db) -> int:
             return _claim(db, task_id, payload, self.clock(), take_from)
+
+        return await self._run(_transaction, body)
+
+    async def claim_next(self, worker: str, ttl: float) -> tuple[str, int] | None:
+        payload = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
+
+        def body(db: Db) -> tuple[str, int] | None:
+            now = self.clock()
+            row = db.execute(
+                f"SELECT task_id FROM tasks WHERE {_FREE} ORDER BY created, task_id LIMIT 1",
+                {"now": now, "max": MAX_TTL},
+            ).fetchone()
+            return None if row is None else (row[0], _claim(db, row[0], payload, now))
 
         return await self._run(_transaction, body)
 
