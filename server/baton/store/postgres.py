@@ -82,10 +82,10 @@ from .base import (
     TaskNotFound,
 )
 from .pg_connect import (
-    CONNECT_TIMEOUT_S,
     Conn,
     channel_of,
     configure,
+    connection_options,
     default_pool_size,
     explain,
     lost,
@@ -204,9 +204,7 @@ class PostgresStore:
         timeout = busy_timeout_default() if busy_timeout is None else busy_timeout
         size = pool_size or default_pool_size()
         try:
-            conn = await AsyncConnection.connect(
-                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
-            )
+            conn = await AsyncConnection.connect(url, autocommit=True, **connection_options(url))
         except psycopg.Error as e:
             raise explain(where, e) from None
         try:
@@ -223,7 +221,7 @@ class PostgresStore:
             url,
             min_size=1,
             max_size=max(1, size),
-            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+            kwargs={"autocommit": True, **connection_options(url)},
             configure=each_connection,
             timeout=max(timeout, 1.0),
             name=f"baton {workspace}",
