@@ -118,13 +118,15 @@ class Fleet:
         }
         return env
 
-    async def start(self, host: str | None, name: str, argv: list[str]) -> Proc:
+    async def start(
+        self, host: str | None, name: str, argv: list[str], env: dict[str, str] | None = None
+    ) -> Proc:
         command = [sys.executable, *argv]
         full = command if host is None else self.hosts[host].argv(command)
         process = await asyncio.create_subprocess_exec(
             *full,
             cwd=REPO,
-            env=self.env(host),
+            env=self.env(host) | (env or {}),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -134,10 +136,21 @@ class Fleet:
         self.procs.append(proc)
         return proc
 
-    async def worker(self, host: str, root: Path, task: str, *args: str) -> Proc:
+    async def worker(
+        self, host: str, root: Path, task: str, *args: str, env: dict[str, str] | None = None
+    ) -> Proc:
         root.mkdir(parents=True, exist_ok=True)
         argv = ["-m", "tests.fleet.worker", str(root), "--task", task, "--id", host]
-        return await self.start(host, host, [*argv, "--ttl", str(TTL), *args])
+        return await self.start(host, host, [*argv, "--ttl", str(TTL), *args], env)
+
+    async def stopped(self, proc: Proc) -> None:
+        """Until the process has stopped itself (a pause point: SIGSTOP)."""
+
+        def state() -> bool:
+            stat = Path(f"/proc/{proc.process.pid}/stat").read_text()
+            return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
+
+        await until(state, 60)
 
     async def baton(self, host: str, *args: str) -> tuple[int, str]:
         """A `baton` command on a host, to its end."""

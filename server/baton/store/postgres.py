@@ -54,6 +54,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from .. import keys
 from ..checkpoints import HEAD_BYTES
+from ..faults import crash_point
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
 from ..models import (
@@ -289,6 +290,7 @@ class PostgresStore:
             async with self._connection() as conn:
                 async with conn.transaction():
                     result = await body(conn)
+                    crash_point("pg.before_commit")
                     sent[0] = True  # the COMMIT goes out now: its fate may stay unknown
                 return result
 
