@@ -344,3 +344,34 @@ async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: Pg
     finally:
         await writer.close()
         await waiter.close()
+
+
+def test_every_connection_bounds_a_dead_peer_unless_the_url_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cut link is noticed in bounded time on the client's side (tests/fleet/)."""
+    from baton.store.pg_connect import DEAD_PEER_ENV, connection_options
+
+    monkeypatch.setenv(DEAD_PEER_ENV, "9")
+    options = connection_options("postgresql://u@db/baton")
+    assert options["tcp_user_timeout"] == 9000 and options["keepalives"] == 1
+    assert (options["keepalives_idle"], options["keepalives_interval"]) == (3, 1)
+    given = connection_options("postgresql://u@db/baton?keepalives_idle=60&tcp_user_timeout=0")
+    assert "keepalives_idle" not in given and "tcp_user_timeout" not in given
+    monkeypatch.setenv(DEAD_PEER_ENV, "nonsense")
+    assert connection_options("postgresql://u@db/baton")["tcp_user_timeout"] == 10_000
+
+
+async def test_the_server_ends_a_transaction_its_client_left_open(store: PostgresStore) -> None:
+    """The server's side of the bound: a client that vanished (or froze) inside a
+    transaction holds its row locks no longer than BATON_PG_DEAD_PEER (10 s by default;
+    tests/fleet/test_partition.py cuts a worker there)."""
+    async with store._connection() as conn:
+        cur = await conn.execute(
+            "SELECT current_setting('idle_in_transaction_session_timeout'), "
+            "current_setting('tcp_keepalives_idle'), current_setting('tcp_user_timeout')"
+        )
+        row = await cur.fetchone()
+    assert row is not None and row[0] == "10s"
+    # Over TCP (this test's URL) the keepalives are the connection's own too.
+    assert (row[1], row[2]) == ("3", "10000")
