@@ -72,7 +72,7 @@ async def test_a_worker_killed_with_its_disk_is_taken_over_on_another_host(
             "--finish",
         )  # fmt: skip
         assert await w2.exit() == 0, w2.tail()
-        assert w2.lines[0] == "claimed 2"
+        assert w2.words("claimed") == [["claimed", "2"]]
 
         ops = await checks.log_of(ws, TASK)
         claim = checks.claim_of(ops, 2)
@@ -107,10 +107,12 @@ async def test_a_frozen_worker_woken_after_the_takeover_is_refused(
     w1.signal(signal.SIGSTOP)
     (tmp_path / "dev").mkdir()
     async with await Workspace.open(tmp_path / "dev") as ws:
+        expiry = (await ws.store.task(TASK)).lease_expires  # as frozen: renewed no more
+        assert expiry is not None
         w2 = await fleet.worker("w2", tmp_path / "w2", TASK, "--notes", "5", "--hold")
         await w2.line(lambda x: x.startswith("ok ") and x.endswith(" 4"))
-        expiry_seen = await ws.store.task(TASK)
-        assert expiry_seen.epoch == 2 and expiry_seen.worker == "w2"
+        now = await ws.store.task(TASK)
+        assert (now.epoch, now.worker) == (2, "w2")
         w1.signal(signal.SIGCONT)
         fenced = await w1.line(lambda x: x.startswith("fenced "))
         assert "taken over" in fenced or "lease" in fenced
@@ -120,4 +122,5 @@ async def test_a_frozen_worker_woken_after_the_takeover_is_refused(
         checks.assert_once(ops)
         checks.assert_fenced_after(ops, 2)
         claim = checks.claim_of(ops, 2)
+        assert claim.at >= expiry, "taken over before the lease expired"
         assert all(lsn < claim.lsn for lsn in w1.acknowledged().values())
