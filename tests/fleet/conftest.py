@@ -75,7 +75,7 @@ class Proc:
             return None
 
         try:
-            return await until(seen, timeout)
+            return await until(seen, timeout)  # type: ignore[arg-type]
         except TimeoutError:
             raise AssertionError(
                 f"{self.name}: no such line in {timeout} s: {self.tail()}"

@@ -24,7 +24,9 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 from baton import keys
 from baton.agent import Task, Worker
@@ -32,6 +34,7 @@ from baton.models import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
 
 RETRY_FOR_S = 120.0
+T = TypeVar("T")
 
 
 def say(*words: object) -> None:
@@ -54,7 +57,7 @@ def note_op(task: Task, n: int) -> NewOp:
     )
 
 
-async def retrying(what: str, job):  # type: ignore[no-untyped-def]
+async def retrying(what: str, job: Callable[[], Awaitable[T]]) -> T:
     """`job()` until the store answers: StoreUnavailable is a network or server outage."""
     deadline = time.monotonic() + RETRY_FOR_S
     while True:
