@@ -78,10 +78,9 @@ async def test_a_worker_cut_off_inside_a_transaction_holds_nothing_for_long(
     transaction after the dead-peer bound (idle_in_transaction_session_timeout), so the
     locks it held — the task's row, the workspace's lsn counter — stop no one for long:
     w2 claims, writes, and w1 is fenced once its link is back."""
-    w1 = await fleet.worker(
-        "w1", tmp_path / "w1", TASK, "--begin", env={"BATON_PAUSE_AT": "pg.before_commit#30"}
-    )
-    await fleet.stopped(w1)
+    pause = {"BATON_PAUSE_AT": "pg.before_commit#30", "BATON_PG_DEAD_PEER": "5"}
+    w1 = await fleet.worker("w1", tmp_path / "w1", TASK, "--begin", env=pause)
+    await fleet.stopped(w1)  # its session's bound, 5 s, leaves time to look at it
     states = await sessions_of(fleet, fleet.hosts["w1"].address)
     assert "idle in transaction" in states, states
     fleet.hosts.cut("w1")
