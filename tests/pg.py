@@ -44,6 +44,12 @@ class PgServer:
     folder: Path
     port: int
     bin: Path
+    netns: str | None = None
+    """The network namespace it runs in (tests/fleet/: the database's host), else ours."""
+
+    def url_at(self, address: str) -> str:
+        """The tests' database at a TCP address (a fleet host's view of the database)."""
+        return f"postgresql://{OS_USER}@{address}:{self.port}/{DATABASE}"
 
     @property
     def url(self) -> str:
@@ -54,6 +60,10 @@ class PgServer:
     def socket_url(self) -> str:
         """The same database over the unix socket in the server's folder."""
         return f"postgresql:///{DATABASE}?host={self.folder}&port={self.port}&user={OS_USER}"
+
+    @property
+    def admin_socket_url(self) -> str:
+        return f"postgresql:///postgres?host={self.folder}&port={self.port}&user={OS_USER}"
 
     @property
     def admin_url(self) -> str:
@@ -74,10 +84,11 @@ def find_bin() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
-def _as_server_user(argv: list[str]) -> list[str]:
+def _as_server_user(argv: list[str], netns: str | None = None) -> list[str]:
     if os.geteuid() != 0:
         return argv
-    return ["runuser", "-u", OS_USER, "--", *argv]
+    inside = ["ip", "netns", "exec", netns] if netns else []
+    return [*inside, "runuser", "-u", OS_USER, "--", *argv]
 
 
 def _free_port() -> int:
@@ -86,9 +97,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _run(argv: list[str], folder: Path) -> None:
+def _run(argv: list[str], folder: Path, netns: str | None = None) -> None:
     done = subprocess.run(
-        _as_server_user(argv), capture_output=True, text=True, cwd=folder, timeout=120
+        _as_server_user(argv, netns), capture_output=True, text=True, cwd=folder, timeout=120
     )
     if done.returncode != 0:
         log = folder / "server.log"
@@ -98,7 +109,11 @@ def _run(argv: list[str], folder: Path) -> None:
         )
 
 
-def start(bin_dir: Path) -> PgServer:
+def start(bin_dir: Path, netns: str | None = None) -> PgServer:
+    """A new server. With `netns` (a namespace's name; needs root) it runs inside that
+    namespace, listening on all its addresses and trusting any client there: the fleet
+    tests' database host, reached by worker hosts over their veth links. Its unix socket
+    is a file, so this namespace reaches it too (`socket_url`)."""
     folder = Path(tempfile.mkdtemp(prefix="baton-pg-"))
     if os.geteuid() == 0:
         user = pwd.getpwnam(OS_USER)
@@ -120,11 +135,16 @@ def start(bin_dir: Path) -> PgServer:
         folder,
     )
     port = _free_port()
+    listen = "127.0.0.1"
+    if netns is not None:
+        listen = "*"
+        with (data / "pg_hba.conf").open("a") as hba:
+            hba.write("host all all 0.0.0.0/0 trust\n")
     options = (
-        f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=on "
+        f"-c listen_addresses={listen} -p {port} -k {folder} -c fsync=on "
         "-c synchronous_commit=on -c max_connections=200 -c shared_buffers=32MB"
     )
-    server = PgServer(folder, port, bin_dir)
+    server = PgServer(folder, port, bin_dir, netns)
     atexit.register(stop, server)
     _run(
         [
@@ -141,10 +161,11 @@ def start(bin_dir: Path) -> PgServer:
             "start",
         ],
         folder,
+        netns,
     )
     import psycopg
 
-    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+    with psycopg.connect(server.admin_socket_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {DATABASE}")
     return server
 
@@ -156,6 +177,7 @@ def restart(server: PgServer, mode: str = "fast") -> None:
         [str(server.bin / "pg_ctl"), "-D", str(server.folder / "data"), "-m", mode, "-w",
          "-t", "60", "-l", str(server.folder / "server.log"), "restart"],
         server.folder,
+        server.netns,
     )  # fmt: skip
 
 
@@ -177,7 +199,7 @@ def stop(server: PgServer) -> None:
                         "20",
                         "stop",
                     ],
-                    server.folder,
+                    server.folder,  # signals: from any namespace, even one deleted since
                 )
                 break
     shutil.rmtree(server.folder, ignore_errors=True)

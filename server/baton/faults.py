@@ -34,6 +34,10 @@ ONCE = ("store.create",)
 """Points of a workspace's life, reached once: `store.create`, a new database is whole under
 its temporary name and linking it into place is next (tests/crash/test_first_open.py)."""
 
+POSTGRES = ("pg.before_commit",)
+"""Points of the PostgreSQL store only: `pg.before_commit`, a transaction's statements are
+done (its row locks held on the server) and its COMMIT is next (tests/fleet/)."""
+
 _seen: Counter[str] = Counter()
 
 
@@ -42,8 +46,9 @@ def _parse(env: str) -> tuple[str, int] | None:
     if not spec:
         return None
     name, _, nth = spec.partition("#")
-    if name not in POINTS + ONCE:
-        raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(POINTS + ONCE)}")
+    known = POINTS + ONCE + POSTGRES
+    if name not in known:
+        raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(known)}")
     return name, int(nth or 1)
 
 

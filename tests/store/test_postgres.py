@@ -20,6 +20,7 @@ import pytest
 from baton.models import ContextText, OpKind
 from baton.store import LeaseHeld, NewOp, StoreUnavailable
 from baton.store.postgres import PostgresStore
+from tests.conftest import until
 from tests.pg import PgServer, fresh_workspace
 
 
@@ -344,3 +345,68 @@ async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: Pg
     finally:
         await writer.close()
         await waiter.close()
+
+
+def test_every_connection_bounds_a_dead_peer_unless_the_url_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cut link is noticed in bounded time on the client's side (tests/fleet/)."""
+    from baton.store.pg_connect import DEAD_PEER_ENV, connection_options
+
+    monkeypatch.setenv(DEAD_PEER_ENV, "9")
+    options = connection_options("postgresql://u@db/baton")
+    assert options["tcp_user_timeout"] == 9000 and options["keepalives"] == 1
+    assert (options["keepalives_idle"], options["keepalives_interval"]) == (3, 1)
+    given = connection_options("postgresql://u@db/baton?keepalives_idle=60&tcp_user_timeout=0")
+    assert "keepalives_idle" not in given and "tcp_user_timeout" not in given
+    monkeypatch.setenv(DEAD_PEER_ENV, "nonsense")
+    assert connection_options("postgresql://u@db/baton")["tcp_user_timeout"] == 10_000
+
+
+async def test_the_server_ends_a_transaction_its_client_left_open(store: PostgresStore) -> None:
+    """The server's side of the bound: a client that vanished (or froze) inside a
+    transaction holds its row locks no longer than BATON_PG_DEAD_PEER (10 s by default;
+    tests/fleet/test_partition.py cuts a worker there)."""
+    async with store._connection() as conn:
+        cur = await conn.execute(
+            "SELECT current_setting('idle_in_transaction_session_timeout'), "
+            "current_setting('tcp_keepalives_idle'), current_setting('tcp_user_timeout')"
+        )
+        row = await cur.fetchone()
+    assert row is not None and row[0] == "10s"
+    # Over TCP (this test's URL) the keepalives are the connection's own too.
+    assert (row[1], row[2]) == ("3", "10000")
+
+
+async def test_a_transaction_the_server_ended_runs_again(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client frozen inside a transaction past the dead-peer bound finds it ended by the
+    server when it wakes: that is a lost connection (nothing of it stood), and the job
+    runs again on a fresh one."""
+    from baton.store.pg_connect import DEAD_PEER_ENV
+
+    monkeypatch.setenv(DEAD_PEER_ENV, "1")
+    s = await PostgresStore.open(pg_server.url, fresh_workspace())
+    tries: list[int] = []
+
+    async def gone(pid: int) -> bool:
+        async with await psycopg.AsyncConnection.connect(pg_server.url) as other:
+            cur = await other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,))
+            return await cur.fetchone() is None
+
+    async def body(conn: psycopg.AsyncConnection[tuple[int]]) -> int:
+        tries.append(conn.info.backend_pid)
+        await conn.execute("SELECT 1")
+        if len(tries) == 1:  # frozen here until the server has ended the session
+            await until(lambda: gone(conn.info.backend_pid), timeout=30)
+        cur = await conn.execute("SELECT 2")
+        row = await cur.fetchone()
+        assert row is not None
+        return int(row[0])
+
+    try:
+        assert await s._transaction(body) == 2  # type: ignore[arg-type]
+        assert len(tries) == 2 and tries[0] != tries[1]
+    finally:
+        await s.close()

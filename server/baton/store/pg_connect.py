@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from typing import Any
 
 import psycopg
 from psycopg import AsyncConnection, errors
@@ -27,6 +28,40 @@ Conn = AsyncConnection[TupleRow]
 POOL_SIZE_ENV = "BATON_PG_POOL"
 POOL_SIZE = 4
 CONNECT_TIMEOUT_S = 10
+DEAD_PEER_ENV = "BATON_PG_DEAD_PEER"
+DEAD_PEER_S = 10
+"""How long a connection whose peer vanished (a pulled cable, a host cut off, a frozen
+process on the other end) may go unnoticed, by either side (`dead_peer_s`). Without a
+bound a statement sent into a cut link waits for TCP's own give-up, ~15 minutes, and the
+server keeps a vanished worker's transaction, with its row locks, as long: the new worker's
+claim would wait for it (tests/fleet/test_partition.py)."""
+
+
+def dead_peer_s() -> int:
+    try:
+        return max(1, int(os.environ.get(DEAD_PEER_ENV, DEAD_PEER_S)))
+    except ValueError:
+        return DEAD_PEER_S
+
+
+def connection_options(url: str) -> dict[str, Any]:
+    """The client's side of the bound (`DEAD_PEER_S`), for every connection the store
+    opens: TCP keepalives probe an idle link, `tcp_user_timeout` fails a send or a probe
+    left unacknowledged that long. What the URL sets itself is kept."""
+    bound = dead_peer_s()
+    options: dict[str, Any] = {
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "keepalives": 1,
+        "keepalives_idle": max(1, bound // 3),
+        "keepalives_interval": max(1, bound // 6),
+        "keepalives_count": 3,
+        "tcp_user_timeout": bound * 1000,
+    }
+    try:
+        given = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        given = {}
+    return {k: v for k, v in options.items() if k not in given}
 
 
 def where_of(url: str) -> str:
@@ -67,21 +102,43 @@ def explain(where: str, e: Exception) -> StoreUnavailable:
 
 
 def lost(e: BaseException | None) -> bool:
-    """The connection broke (the server restarted or went away), not the statement."""
+    """The connection broke (the server restarted or went away, or ended a transaction
+    left idle past the dead-peer bound), not the statement."""
     return type(e) is psycopg.OperationalError or isinstance(
-        e, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow
+        e,
+        errors.AdminShutdown
+        | errors.CrashShutdown
+        | errors.CannotConnectNow
+        | errors.IdleInTransactionSessionTimeout,
     )
 
 
 async def configure(conn: Conn, busy_timeout: float, workspace: str) -> None:
     """Every connection: durable commits whatever the server's default, lock waits
-    bounded by the busy timeout, as SQLite's (then StoreUnavailable, 'locked'), and the
-    workspace in pg_stat_activity's application_name (a DBA sees whose it is)."""
+    bounded by the busy timeout, as SQLite's (then StoreUnavailable, 'locked'), the
+    workspace in pg_stat_activity's application_name (a DBA sees whose it is), and the
+    server's side of the dead-peer bound (`DEAD_PEER_S`): its keepalives and
+    `tcp_user_timeout` on this connection, and a transaction left idle that long is ended
+    — so a worker cut off or frozen in the middle of one releases its locks (a takeover
+    waits for nothing else), where on SQLite it would hold the write lock."""
+    bound = dead_peer_s()
     await conn.execute(
         "SELECT set_config('synchronous_commit', 'on', false), "
         "set_config('lock_timeout', %s, false), "
-        "set_config('application_name', %s, false)",
-        (f"{int(busy_timeout * 1000)}ms", application_name(workspace)),
+        "set_config('application_name', %s, false), "
+        "set_config('idle_in_transaction_session_timeout', %s, false), "
+        "set_config('tcp_keepalives_idle', %s, false), "
+        "set_config('tcp_keepalives_interval', %s, false), "
+        "set_config('tcp_keepalives_count', '3', false), "
+        "set_config('tcp_user_timeout', %s, false)",
+        (
+            f"{int(busy_timeout * 1000)}ms",
+            application_name(workspace),
+            f"{bound}s",
+            str(max(1, bound // 3)),
+            str(max(1, bound // 6)),
+            str(bound * 1000),
+        ),
     )
 
 

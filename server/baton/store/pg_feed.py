@@ -23,7 +23,7 @@ import logging
 import psycopg
 from psycopg import AsyncConnection, sql
 
-from .pg_connect import CONNECT_TIMEOUT_S, application_name, first_line
+from .pg_connect import application_name, connection_options, first_line
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class ChangeFeed:
                 conn = await AsyncConnection.connect(
                     self.url,
                     autocommit=True,
-                    connect_timeout=CONNECT_TIMEOUT_S,
+                    **connection_options(self.url),
                     application_name=application_name(self.workspace),
                 )
             except psycopg.Error as e:

@@ -54,6 +54,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from .. import keys
 from ..checkpoints import HEAD_BYTES
+from ..faults import crash_point
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
 from ..models import (
@@ -82,10 +83,10 @@ from .base import (
     TaskNotFound,
 )
 from .pg_connect import (
-    CONNECT_TIMEOUT_S,
     Conn,
     channel_of,
     configure,
+    connection_options,
     default_pool_size,
     explain,
     lost,
@@ -204,9 +205,7 @@ class PostgresStore:
         timeout = busy_timeout_default() if busy_timeout is None else busy_timeout
         size = pool_size or default_pool_size()
         try:
-            conn = await AsyncConnection.connect(
-                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
-            )
+            conn = await AsyncConnection.connect(url, autocommit=True, **connection_options(url))
         except psycopg.Error as e:
             raise explain(where, e) from None
         try:
@@ -223,7 +222,7 @@ class PostgresStore:
             url,
             min_size=1,
             max_size=max(1, size),
-            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+            kwargs={"autocommit": True, **connection_options(url)},
             configure=each_connection,
             timeout=max(timeout, 1.0),
             name=f"baton {workspace}",
@@ -291,6 +290,7 @@ class PostgresStore:
             async with self._connection() as conn:
                 async with conn.transaction():
                     result = await body(conn)
+                    crash_point("pg.before_commit")
                     sent[0] = True  # the COMMIT goes out now: its fate may stay unknown
                 return result
 
