@@ -29,7 +29,6 @@ from .models import (
     EffectState,
     HunkStatus,
     Model,
-    OpKind,
 )
 from .store import NewOp, OpConflict
 from .workspace import Workspace
@@ -255,17 +254,4 @@ class _Recorder:
         return Copied(self.effect_id, self.path, self.hunk_ids, "conflict", reason)
 
     def _op(self, op_id: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
-        kind = {
-            EffectIntent: OpKind.EFFECT_INTENT,
-            EffectDone: OpKind.EFFECT_DONE,
-            EffectFailed: OpKind.EFFECT_FAILED,
-        }[type(payload)]
-        return NewOp(
-            op_id,
-            self.task_id,
-            self.epoch or 0,
-            kind,
-            payload,
-            blobs or {},
-            fenced=self.epoch is not None,
-        )
+        return effects.effect_op(self.task_id, self.epoch, op_id, payload, blobs)

@@ -58,6 +58,27 @@ __all__ = ["Conflict", "EffectResult", "content_hash", "write_final_state"]
 Outcome = Literal["applied", "already", "recovered", "conflict"]
 
 
+_EFFECT_KINDS: dict[type[Model], OpKind] = {
+    EffectIntent: OpKind.EFFECT_INTENT,
+    EffectDone: OpKind.EFFECT_DONE,
+    EffectFailed: OpKind.EFFECT_FAILED,
+}
+
+
+def effect_op(
+    task_id: str,
+    epoch: int | None,
+    op_id: str,
+    payload: Model,
+    blobs: dict[str, bytes] | None = None,
+) -> NewOp:
+    """An effect's op (intent, done or failed). Fenced by the writer's epoch when it has
+    one — an agent's own writes are refused once its task was taken over — and unfenced
+    for a reviewer (`baton apply`, the editor), who never holds the lease."""
+    kind = _EFFECT_KINDS[type(payload)]
+    return NewOp(op_id, task_id, epoch or 0, kind, payload, blobs or {}, fenced=epoch is not None)
+
+
 @dataclass(frozen=True, slots=True)
 class EffectResult:
     effect_id: str
@@ -579,20 +600,7 @@ class _Recorder:
             await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
 
     def _op(self, op_id: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
-        kind = {
-            EffectIntent: OpKind.EFFECT_INTENT,
-            EffectDone: OpKind.EFFECT_DONE,
-            EffectFailed: OpKind.EFFECT_FAILED,
-        }[type(payload)]
-        return NewOp(
-            op_id,
-            self.task_id,
-            self.epoch or 0,
-            kind,
-            payload,
-            blobs or {},
-            fenced=self.epoch is not None,
-        )
+        return effect_op(self.task_id, self.epoch, op_id, payload, blobs)
 
 
 def temp_leftovers(ws: Workspace, state: TaskState, *, remove: bool = False) -> list[Path]:
