@@ -34,6 +34,11 @@ ONCE = ("store.create",)
 """Points of a workspace's life, reached once: `store.create`, a new database is whole under
 its temporary name and linking it into place is next (tests/crash/test_first_open.py)."""
 
+MIGRATE = ("migrate.batch", "migrate.done")
+"""Points of `baton migrate` (migrate.py): `migrate.batch`, a transaction of the copy
+committed (the n-th time: after the n-th); `migrate.done`, everything copied and the source
+found unchanged, the final marker is next (tests/crash/test_migrate_crashes.py)."""
+
 _seen: Counter[str] = Counter()
 
 
@@ -42,8 +47,9 @@ def _parse(env: str) -> tuple[str, int] | None:
     if not spec:
         return None
     name, _, nth = spec.partition("#")
-    if name not in POINTS + ONCE:
-        raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(POINTS + ONCE)}")
+    known = POINTS + ONCE + MIGRATE
+    if name not in known:
+        raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(known)}")
     return name, int(nth or 1)
 
 
