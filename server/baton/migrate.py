@@ -25,6 +25,8 @@ How it stays safe to interrupt (tests/crash/test_migrate_crashes.py kills it any
   `PRAGMA data_version`, and the migration refuses to finish: stop them, run it again;
   the rerun copies the rest. A write after a finished migration is found by the next run,
   which compares the file with what was migrated, and refuses.
+* **One run at a time** per target workspace: a session advisory lock, released when the
+  run's connection ends, however it ends.
 * **Refusals before writing.** A target workspace that already holds a history that did
   not come from this file (no import of it began there, or one of another file) is
   refused in the first transaction, which writes nothing; so is a target whose Baton
@@ -583,6 +585,14 @@ async def _copy(
     last, count, aside = source.fingerprint()
     origin = source.origin()
     run = Migration(source, conn, workspace, batch, progress)
+    lock = int.from_bytes(hashlib.sha256(f"migrate {workspace}".encode()).digest()[:8], "big")
+    cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (lock - 2**63,))
+    row = await cur.fetchone()
+    if not (row and row[0]):  # held by the session of another run; it ends with it
+        raise MigrationRefused(
+            f"another `baton migrate` is copying into workspace {workspace!r} right now: "
+            "let it finish (or stop it), then run this again"
+        )
 
     def report(already: bool, checkout: str | None, **counts: int) -> MigrationReport:
         return MigrationReport(

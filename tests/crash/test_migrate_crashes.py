@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
-from baton.migrate import migrate
+from baton.migrate import MigrationRefused, migrate
+from tests.conftest import until
+from tests.crash.test_zombie_apply import stopped
 from tests.pg import PgServer, fresh_workspace
 from tests.store.migration import build_source, clean_env, target_rows
 
@@ -150,3 +152,32 @@ async def test_killed_at_many_random_instants_then_rerun(
     kills = [await killed_at_random(source, pg_server, reference, s, span) for s in range(3, 11)]
     print(f"kills per seed: {kills}")
     assert sum(kills) >= 8
+
+
+async def test_a_second_run_is_refused_while_one_copies(
+    source: Path, pg_server: PgServer, reference: dict[str, Any]
+) -> None:
+    """One run stopped (SIGSTOP) mid-copy holds the workspace: a second is refused at once,
+    writing nothing; the first, woken, finishes as if alone."""
+    ws_id = fresh_workspace()
+    env = clean_env() | {"BATON_PAUSE_AT": "migrate.batch#3"}
+    first = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "baton", "migrate", "--to", pg_server.url, "--workspace-id",
+        ws_id, "--batch", BATCH, cwd=source, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        await until(lambda: stopped(first.pid) or first.returncode is not None, timeout=60)
+        assert first.returncode is None
+        rows = target_rows(pg_server.url, ws_id)
+        with pytest.raises(MigrationRefused, match="another `baton migrate` is copying"):
+            await migrate(source, url=pg_server.url, workspace=ws_id)
+        assert target_rows(pg_server.url, ws_id) == rows
+        first.send_signal(signal.SIGCONT)
+        _, err = await first.communicate()
+        assert first.returncode == 0, err
+    finally:
+        if first.returncode is None:
+            first.kill()
+            await first.wait()
+    assert target_rows(pg_server.url, ws_id) == reference
