@@ -36,8 +36,9 @@ class Checkout:
     root: str
     original: bool
     """This folder holds the workspace's own database (`.baton/baton.db`, no BATON_DB
-    elsewhere): the ops written before checkouts were told apart (no checkout field) are
-    its writes."""
+    elsewhere), or held it before `baton migrate` moved it to PostgreSQL (the store names
+    it): the ops written before checkouts were told apart (no checkout field) are its
+    writes."""
 
     @property
     def label(self) -> str:

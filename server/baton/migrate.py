@@ -722,6 +722,12 @@ def _write_config(root: Path, url: str, workspace: str) -> Path:
     tmp = path.with_name(f".config.{os.getpid()}")
     tmp.write_text(body, "utf-8")
     os.replace(tmp, path)
+    # The hook daemon keeps the store it opened (SQLite) and leaves when its socket goes:
+    # the next hook starts one that reads the new setting (adapters/hookd.py).
+    from .adapters.hookclient import SOCKET
+
+    with contextlib.suppress(FileNotFoundError):
+        (path.parent / SOCKET).unlink()
     return path
 
 

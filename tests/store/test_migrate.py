@@ -100,10 +100,13 @@ async def test_the_faces_show_the_same_before_and_after(source: Path, pg_server:
     before = [baton(source, *c) for c in commands]
     assert all(p.returncode == 0 for p in before), [p.stderr for p in before]
     ws_id = fresh_workspace()
+    socket = source / ".baton" / "hooks.sock"  # a hook daemon's, serving the SQLite store
+    socket.write_text("")
     out = baton(
         source, "migrate", "--to", pg_server.url, "--workspace-id", ws_id, "--write-config",
         "--json",
     )  # fmt: skip
+    assert not socket.exists()  # so that daemon leaves; the next hook starts one on PostgreSQL
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["config_written"] == str(source / ".baton" / "config")
