@@ -322,8 +322,15 @@ class Migration:
             written = 0
             for lsn, row in source.items():
                 if lsn in target:
-                    if target[lsn] != row:
+                    if target[lsn][:7] != row[:7]:
                         raise self._differs(f"set-aside op {lsn}")
+                    if target[lsn] != row:  # put back and set aside again since: its why
+                        await self.conn.execute(
+                            "UPDATE baton.set_aside SET reason = %s, moved = %s "
+                            "WHERE ws = %s AND lsn = %s",
+                            (row[7], row[8], self.ws, lsn),
+                        )
+                        written += 1
                     continue
                 logged = await self.rows(
                     f"SELECT {_PG_OPS} FROM baton.ops WHERE ws = %s AND lsn = %s", lsn

@@ -293,3 +293,29 @@ async def test_the_folder_keeps_owning_its_writes_from_before_checkouts(
     env = clean_env() | {"BATON_DATABASE_URL": pg_server.url, "BATON_WORKSPACE": ws_id}
     status = baton(elsewhere, "status", env=env)
     assert "other checkouts wrote files this one lacks" in status.stdout, status.stdout
+
+
+async def test_a_rerun_follows_repairs_made_in_between(source: Path, pg_server: PgServer) -> None:
+    """Stopped after copying everything but the marker (the source was written), then the
+    source repaired — its set-aside op put back, another op set aside: the rerun's target
+    is what a fresh migration of the repaired file gives, row for row."""
+    ws_id = fresh_workspace()
+    with pytest.raises(MigrationRefused, match="written while"):
+        await migrate(
+            source, url=pg_server.url, workspace=ws_id,
+            progress=lambda _: touch(source / ".baton" / "baton.db"),
+        )  # fmt: skip
+    lite = await open_sqlite(source)
+    try:
+        (aside,) = await lite.set_aside_ops()
+        await lite.put_back(aside.lsn)
+        (read,) = [o for o in await lite.ops_after(0, "uni") if o.kind == OpKind.CONTEXT_READ]
+        await lite.set_aside(read.lsn, "set aside after the copy")
+    finally:
+        await lite.close()
+    await migrate(source, url=pg_server.url, workspace=ws_id)
+    fresh = fresh_workspace()
+    await migrate(source, url=pg_server.url, workspace=fresh)
+    assert target_rows(pg_server.url, ws_id) == target_rows(pg_server.url, fresh)
+    assert [r[0] for r in target_rows(pg_server.url, ws_id)["set_aside"]] == [read.lsn]
+    assert aside.lsn in [r[0] for r in target_rows(pg_server.url, ws_id)["ops"]]
