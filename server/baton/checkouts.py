@@ -36,8 +36,9 @@ class Checkout:
     root: str
     original: bool
     """This folder holds the workspace's own database (`.baton/baton.db`, no BATON_DB
-    elsewhere): the ops written before checkouts were told apart (no checkout field) are
-    its writes."""
+    elsewhere), or held it before `baton migrate` moved it to PostgreSQL (the store names
+    it): the ops written before checkouts were told apart (no checkout field) are its
+    writes."""
 
     @property
     def label(self) -> str:
@@ -49,11 +50,13 @@ class Checkout:
         return recorded == self.id or (recorded is None and self.original)
 
 
-def identify(root: Path, database: Path | None) -> Checkout:
+def identify(root: Path, database: Path | None, owner: str | None = None) -> Checkout:
     """The checkout at `root`, minting its id on first use or when the file was carried
     here from another host or folder. `database` is the store's file, if it has one; a
     database server (PostgreSQL) is no folder's own, so no checkout there is the original
-    and a container image carrying `.baton/checkout` to another host gets a new id."""
+    and a container image carrying `.baton/checkout` to another host gets a new id —
+    except `owner`, the checkout the server names as the original (the folder whose
+    SQLite file `baton migrate` moved there, still at its host and path)."""
     root = root.resolve()
     host = socket.gethostname()
     original = database is not None and (
@@ -68,7 +71,8 @@ def identify(root: Path, database: Path | None) -> Checkout:
     if recorded is not None and (same_place or original):
         # Moved with its own database (a copied workspace): files and log moved together,
         # and no other copy shares that log, so the writes it records are still these.
-        return Checkout(str(recorded["id"]), host, str(root), original)
+        kept = str(recorded["id"])
+        return Checkout(kept, host, str(root), original or (same_place and kept == owner))
     minted = Checkout(f"c-{secrets.token_hex(6)}", host, str(root), original)
     try:
         _write(path, minted, replace=recorded is not None)

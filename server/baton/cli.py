@@ -545,6 +545,45 @@ async def cmd_repair(args: argparse.Namespace) -> None:
     emit(args, data, human)
 
 
+async def cmd_migrate(args: argparse.Namespace) -> None:
+    from .migrate import migrate, progress_on_tty
+
+    root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
+    if args.batch < 1:
+        raise InvalidInput("--batch must be at least 1")
+    report = await migrate(
+        root,
+        url=args.to,
+        workspace=args.workspace_id,
+        write_config=args.write_config,
+        batch=args.batch,
+        progress=progress_on_tty(),
+    )
+
+    def human() -> str:
+        counts = (
+            f"{report.ops} op(s), {report.tasks} task(s), {report.checkpoints} "
+            f"checkpoint(s), {report.blobs} blob(s), {report.set_aside} set-aside op(s)"
+        )
+        where = f"workspace {report.workspace!r} in {report.database}"
+        lines = [
+            f"already migrated to {where}: {counts}; nothing written"
+            if report.already
+            else f"migrated {counts} to {where}; new ops continue after lsn {report.last_lsn}"
+        ]
+        if report.config_written:
+            lines.append(
+                f"wrote {report.config_written}: this folder's faces use PostgreSQL from their "
+                "next start (restart its language server and workers)"
+            )
+        lines.append(
+            f"the SQLite file stays at {report.source}: remove it yourself once nothing uses it"
+        )
+        return "\n".join(lines)
+
+    emit(args, report, human)
+
+
 # --- agent commands -----------------------------------------------------------------
 
 
@@ -714,6 +753,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, None]]] =
     "checkout": cmd_checkout,
     "check": cmd_check,
     "repair": cmd_repair,
+    "migrate": cmd_migrate,
     "finish": cmd_finish,
     "init": cmd_init,
     "agent": cmd_agent,

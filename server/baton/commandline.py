@@ -51,6 +51,7 @@ COMMANDS = {
     "checkout": "bring this copy of the files to a task's exact state",
     "check": "integrity of the database and log",
     "repair": "set unreadable ops aside (kept), or put them back",
+    "migrate": "move this folder's SQLite workspace into PostgreSQL",
     "serve": "the language server (LSP over stdio)",
     "mcp": "the agent API as an MCP server over stdio (LLM agents)",
     "finish": "close a task: the next session starts anew",
@@ -229,6 +230,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.add_argument("--set-aside", type=int, nargs="+", default=[], metavar="LSN")
         s.add_argument("--put-back", type=int, nargs="+", default=[], metavar="LSN")
         s.set_defaults(run="repair")
+    if s := add("migrate", common):
+        s.add_argument("--to", metavar="URL", help="postgresql:// URL (default: the setting)")
+        s.add_argument(
+            "--workspace-id",
+            metavar="ID",
+            help="the workspace's id there (default: the setting; -w is the folder)",
+        )
+        s.add_argument(
+            "--write-config",
+            action="store_true",
+            help="then write .baton/config: this folder's faces use PostgreSQL",
+        )
+        s.add_argument("--batch", type=int, default=1000, metavar="N", help="ops per transaction")
+        s.set_defaults(run="migrate")
     if s := add("serve"):
         s.add_argument("--stdio", action="store_true", help="accepted for editors that pass it")
         s.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])

@@ -38,6 +38,11 @@ POSTGRES = ("pg.before_commit",)
 """Points of the PostgreSQL store only: `pg.before_commit`, a transaction's statements are
 done (its row locks held on the server) and its COMMIT is next (tests/fleet/)."""
 
+MIGRATE = ("migrate.batch", "migrate.done")
+"""Points of `baton migrate` (migrate.py): `migrate.batch`, a transaction of the copy
+committed (the n-th time: after the n-th); `migrate.done`, everything copied and the source
+found unchanged, the final marker is next (tests/crash/test_migrate_crashes.py)."""
+
 _seen: Counter[str] = Counter()
 
 
@@ -46,7 +51,7 @@ def _parse(env: str) -> tuple[str, int] | None:
     if not spec:
         return None
     name, _, nth = spec.partition("#")
-    known = POINTS + ONCE + POSTGRES
+    known = POINTS + ONCE + POSTGRES + MIGRATE
     if name not in known:
         raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(known)}")
     return name, int(nth or 1)

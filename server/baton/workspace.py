@@ -129,7 +129,9 @@ class Workspace:
         """The copy of the files at `root` (checkouts.py): looked up, or minted, once per
         process, when the first write of a file is recorded or judged."""
         if self._checkout is None:
-            self._checkout = identify(self.root, store_config(self.root).sqlite_path)
+            self._checkout = identify(
+                self.root, store_config(self.root).sqlite_path, self.store.original_checkout
+            )
         return self._checkout
 
     @classmethod

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.pg import PgServer
+from tests.pg import PgServer, fresh_workspace
 
 from .runner import REPO
 
@@ -46,7 +46,7 @@ def commands(console: str) -> list[str]:
 
 def test_the_team_page_sets_up_roles_and_a_workspace(pg_server: PgServer, tmp_path: Path) -> None:
     blocks = snippets()
-    assert set(blocks) == {"config", "env", "roles", "grants", "owner"}
+    assert set(blocks) == {"config", "env", "roles", "grants", "owner", "migrate"}
     host = f"127.0.0.1:{pg_server.port}"
     with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
         for statement in blocks["roles"].split(";"):
@@ -86,3 +86,39 @@ def test_the_team_page_sets_up_roles_and_a_workspace(pg_server: PgServer, tmp_pa
     assert status.returncode == 0, status.stderr
     assert {t["task_id"] for t in json.loads(status.stdout)} == {"setup", "parser"}
     assert not (checkout / ".baton" / "baton.db").exists()
+
+
+def sessions(console: str) -> list[tuple[str, str]]:
+    """(command, what the page shows it print) for each `$ ` line of a console block."""
+    pairs: list[tuple[str, list[str]]] = []
+    for line in console.splitlines():
+        if line.startswith("$ "):
+            pairs.append((line.removeprefix("$ "), []))
+        else:
+            pairs[-1][1].append(line)
+    return [(command, "\n".join(shown)) for command, shown in pairs]
+
+
+def test_the_team_page_moves_a_sqlite_workspace(pg_server: PgServer, tmp_path: Path) -> None:
+    """The "Moving a workspace to PostgreSQL" session, in a folder whose SQLite workspace
+    has the page's task: the page's URL is the test server's, its workspace id a fresh one;
+    paths the page elides (`...`) are this folder's."""
+    shown_url = "postgresql://baton_team@db.internal/baton"
+    ws_id = fresh_workspace()
+    root = tmp_path / "webapp"
+    root.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BATON_", "PG"))}
+    begun = baton(root, env, "agent", "begin", "--title", "Fix the parser", "--task-id",
+                  "parser", "--worker", "w1")  # fmt: skip
+    assert begun.returncode == 0, begun.stderr
+    for command, shown in sessions(snippets()["migrate"]):
+        program, *args = shlex.split(command.replace(shown_url, pg_server.url))
+        assert program == "baton"
+        args = [ws_id if a == "acme/webapp" else a for a in args]
+        done = baton(root, env, *args)
+        assert done.returncode == 0, (command, done.stderr)
+        printed = (done.stdout + done.stderr).rstrip("\n")
+        printed = printed.replace(pg_server.url, shown_url).replace(ws_id, "acme/webapp")
+        assert printed.replace(str(root), "...") == shown, command
+    assert (root / ".baton" / "baton.db").exists()
+    assert f'workspace = "{ws_id}"' in (root / ".baton" / "config").read_text()

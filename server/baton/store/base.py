@@ -117,6 +117,11 @@ class Store(Health, Protocol):
     caller changing. `clock` is the store's: leases are judged by it, never by a caller."""
 
     clock: Callable[[], float]
+    original_checkout: str | None
+    """The checkout that owns the ops written before checkouts were told apart (they name
+    none), when the store says so: a PostgreSQL workspace `baton migrate` moved from a
+    folder's SQLite file names that folder's checkout. None: the SQLite file itself says
+    it — the folder that holds it is the original (checkouts.identify)."""
 
     # --- the log ----------------------------------------------------------------------
 

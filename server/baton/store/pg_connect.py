@@ -153,9 +153,10 @@ def application_name(workspace: str) -> str:
 
 async def setup(
     conn: Conn, workspace: str, where: str, create: bool, busy_timeout: float
-) -> tuple[bool, float]:
+) -> tuple[bool, float, str | None]:
     """Migrate, find out whether this connection may write, make or find the workspace;
-    the skew between the database's clock and this host's."""
+    the skew between the database's clock and this host's; the checkout that owns the
+    ops without one, if the workspace was migrated from a folder's SQLite file."""
     await configure(conn, busy_timeout, workspace)
     cur = await conn.execute(
         "SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on', "
@@ -178,12 +179,17 @@ async def setup(
             "VALUES (%s, extract(epoch FROM clock_timestamp())) ON CONFLICT DO NOTHING",
             (workspace,),
         )
-    cur = await conn.execute("SELECT 1 FROM baton.workspaces WHERE ws = %s", (workspace,))
-    if await cur.fetchone() is None:
+    cur = await conn.execute(
+        "SELECT i.checkout FROM baton.workspaces w LEFT JOIN baton.imports i ON i.ws = w.ws "
+        "WHERE w.ws = %s",
+        (workspace,),
+    )
+    found = await cur.fetchone()
+    if found is None:
         raise StoreUnavailable(
             f"{where} has no workspace {workspace!r} yet (an agent's first command makes it)"
         )
-    return read_only, skew
+    return read_only, skew, found[0]
 
 
 def default_pool_size() -> int:

@@ -17,6 +17,10 @@ Differences from SQLite's schema, each for a reason:
   tell a replay from a conflict, and jsonb would normalise them.
 * `set_aside` is made by a migration (SQLite makes it lazily to keep old files openable
   by older Batons; a shared database is migrated once for everyone).
+* `imports` (v2) records a workspace moved in from a SQLite file by `baton migrate`
+  (migrate.py): where from, how far, whether it finished, and the checkout of the folder
+  that held the file — the owner of the ops written before checkouts were told apart
+  (checkouts.py), which on PostgreSQL no folder would otherwise be.
 """
 
 from __future__ import annotations
@@ -89,6 +93,19 @@ MIGRATIONS: tuple[str, ...] = (
         reason  text NOT NULL,
         moved   double precision NOT NULL,
         PRIMARY KEY (ws, lsn)
+    )
+    """,
+    """
+    CREATE TABLE baton.imports(
+        ws       text PRIMARY KEY REFERENCES baton.workspaces(ws),
+        source   text NOT NULL,
+        origin   text NOT NULL,
+        checkout text,
+        state    text NOT NULL,
+        last_lsn bigint NOT NULL DEFAULT 0,
+        ops      bigint NOT NULL DEFAULT 0,
+        started  double precision NOT NULL,
+        finished double precision
     )
     """,
 )

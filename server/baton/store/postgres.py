@@ -165,8 +165,12 @@ class PostgresStore:
         read_only: bool,
         test_clock: Clock | None,
         skew: float,
+        original_checkout: str | None = None,
     ) -> None:
         self._pool = pool
+        self.original_checkout = original_checkout
+        """The checkout of the folder whose SQLite file `baton migrate` moved here: it
+        owns the ops that name no checkout (Store.original_checkout)."""
         self.url = url
         self.workspace = workspace
         self.where = where_of(url)
@@ -209,7 +213,7 @@ class PostgresStore:
         except psycopg.Error as e:
             raise explain(where, e) from None
         try:
-            read_only, skew = await setup(conn, workspace, where, create, timeout)
+            read_only, skew, owner = await setup(conn, workspace, where, create, timeout)
         except psycopg.Error as e:
             raise explain(where, e) from None
         finally:
@@ -229,7 +233,7 @@ class PostgresStore:
             open=False,
         )
         await pool.open(wait=False)
-        return cls(pool, url, workspace, read_only, clock, skew)
+        return cls(pool, url, workspace, read_only, clock, skew, owner)
 
     async def close(self) -> None:
         await self.feed.close()

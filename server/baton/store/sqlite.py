@@ -547,6 +547,8 @@ class SqliteStore:
         """What happened to the file that the user should hear (the server shows these)."""
         self.generation = 0
         """Bumped when the connection moves to another file: cached state is void."""
+        self.original_checkout: str | None = None
+        """The folder holding the file is the original checkout (checkouts.identify)."""
         self._identity = _identity(path)
         self._reattaching = asyncio.Lock()
 
