@@ -29,7 +29,7 @@ Measured, in this order:
    each worker starting at a common "go"; throughput is the ops of all workers over the
    wall time from the go to the last worker's end. Table sizes are the growth of each
    system's tables (`pg_total_relation_size`: heap, TOAST and indexes) over the timed
-   ops. `steps` ops in all at each level, split across its workers.
+   ops. Every worker writes `steps` steps, so every task grows as long at every level.
 2. Takeover after a worker's death: a holder (worker host 1) begins a task with a short
    lease, heartbeats it, and is SIGKILLed at a random instant; a taker (worker host 2)
    calls `Worker.claim(task, wait=…)`, Baton's own wait, then records a step. From the
@@ -76,10 +76,15 @@ SIZE_TARGET = 0.01
 GROWTH_TARGET = 1.5
 """Last tenth's p50 over the first tenth's: flat (bench/peer.py's target)."""
 WORKSPACE = "bench-pg"
-SYSTEMS = ("floor", "baton", "langgraph")
+SYSTEMS = ("floor", "baton", "baton (ws each)", "langgraph")
+"""`baton (ws each)`: each worker in a workspace of its own, where nothing but the
+database's commit is shared (what one workspace's lsn lock costs is the difference)."""
 TABLES: dict[str, tuple[str, ...]] = {
     "floor": ("floor.ops",),
     "baton": ("baton.ops", "baton.blobs", "baton.checkpoints", "baton.tasks", "baton.workspaces"),
+    "baton (ws each)": (
+        "baton.ops", "baton.blobs", "baton.checkpoints", "baton.tasks", "baton.workspaces"
+    ),
     "langgraph": (
         "public.checkpoints",
         "public.checkpoint_blobs",
@@ -258,11 +263,13 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
             samples.append(CLOCK() - t0)
         end = CLOCK()
         await conn.close()
-    elif system == "baton":
+    elif system.startswith("baton"):
         from baton.workspace import Workspace
 
         os.environ["BATON_DATABASE_URL"] = url
-        os.environ["BATON_WORKSPACE"] = WORKSPACE
+        os.environ["BATON_WORKSPACE"] = (
+            WORKSPACE if system == "baton" else f"{WORKSPACE}-{spec['level']}-{index}"
+        )
         root = Path(tempfile.mkdtemp(prefix="baton-bench-worker-"))
         ws = await Workspace.open(root, inline=True)
         warm = f"warm{spec['level']}-{index}"
@@ -476,8 +483,8 @@ def _prepare(place: Place) -> None:
         raise errors[0]
 
 
-def run_level(place: Place, system: str, workers: int, steps: int, first_item: int) -> Level:
-    per = max(1, steps // workers)
+def run_level(place: Place, system: str, workers: int, per: int, first_item: int) -> Level:
+    """`per` steps for each of `workers` workers, every task growing as long."""
     hosts = sorted(place.host_urls) or [""]
     procs = []
     for i in range(workers):
@@ -488,7 +495,7 @@ def run_level(place: Place, system: str, workers: int, steps: int, first_item: i
             "index": i,
             "steps": per,
             "level": workers,
-            "first_item": first_item + i * per,
+            "first_item": first_item + i * per + (10**7 if system == "baton (ws each)" else 0),
         }
         procs.append(_spawn(place, host, "worker", spec))
     level = Level(system, workers)
@@ -691,13 +698,13 @@ async def run(
         levels: dict[int, dict[str, Level]] = {}
         first_item = 0
         for k, n in enumerate(workers):
-            order = SYSTEMS[k % 3 :] + SYSTEMS[: k % 3]
+            order = SYSTEMS[k % len(SYSTEMS) :] + SYSTEMS[: k % len(SYSTEMS)]
             by: dict[str, Level] = {}
             for system in order:
                 settle()
                 by[system] = run_level(where, system, n, steps, first_item)
                 print(f"  {n} worker(s), {system}: {by[system].ops_per_s:,.0f} ops/s", flush=True)
-            first_item += steps
+            first_item += steps * n
             levels[n] = {s: by[s] for s in SYSTEMS}
         settle()
         taken = takeovers(where, takeover_count, ttl)
@@ -729,7 +736,7 @@ def _tables(r: PgResult) -> list[str]:
     )
     rows = []
     for n, by in r.levels.items():
-        b, f, peer = by["baton"], by["floor"], by["langgraph"]
+        b, f, peer, each = by["baton"], by["floor"], by["langgraph"], by["baton (ws each)"]
         thr = ratio(b.ops_per_s, peer.ops_per_s)
         size = ratio(b.table_bytes, peer.table_bytes)
         rows.append(
@@ -744,6 +751,7 @@ def _tables(r: PgResult) -> list[str]:
                 verdict(size <= SIZE_TARGET),
                 rx(b.growth()),
                 verdict(b.growth() <= GROWTH_TARGET),
+                rx(ratio(each.ops_per_s, f.ops_per_s)),
             ]
         )
     out.append(
@@ -751,7 +759,8 @@ def _tables(r: PgResult) -> list[str]:
             f"P1b. Ratios (targets: >= {THROUGHPUT_TARGET:g}x LangGraph's throughput, tables "
             f"<= {SIZE_TARGET:.0%} of its, last/first p50 <= {GROWTH_TARGET}x)",
             ["workers", "thr baton/floor", "p50 baton/floor", "p99 baton/floor",
-             "thr baton/peer", "≥10x", "MB baton/peer", "≤1%", "growth", "≤1.5x"],
+             "thr baton/peer", "≥10x", "MB baton/peer", "≤1%", "growth", "≤1.5x",
+             "thr ws-each/floor"],
             rows,
         )  # fmt: skip
     )
