@@ -125,13 +125,28 @@ WITH fence AS (
       AND (NOT %(fenced)s OR EXISTS (SELECT 1 FROM fence))
       AND NOT EXISTS (SELECT 1 FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s)
     RETURNING last_lsn
+), blobs AS (
+    INSERT INTO baton.blobs(ws, hash, size, data)
+    SELECT %(ws)s, b.hash, b.size, b.data
+    FROM unnest(%(hashes)s::text[], %(sizes)s::bigint[], %(datas)s::bytea[]) AS b(hash, size, data)
+    WHERE EXISTS (SELECT 1 FROM next)
+    ORDER BY b.hash
+    ON CONFLICT DO NOTHING
 )
 INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
 SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
 FROM next
-ON CONFLICT (ws, op_id) DO NOTHING
 RETURNING lsn, at, pg_notify(%(channel)s, '')
 """
+"""An append, whole: one statement in its own (implicit) transaction, so one round trip
+and the commit. The fence takes the task's row `FOR SHARE` only if the epoch is current
+and the task open; the workspace's row lock gives the next lsn (held to the commit: lsn
+order is commit order); the blobs go in only if the op does, in hash order, after both
+locks (every writer's lock order: task, workspace, blobs — put_blobs takes blobs alone).
+Refused (fenced, or the op_id already there): nothing is written, no row comes back. A
+racing twin that committed the same op_id after this statement's snapshot makes the
+insert fail on the unique key, which aborts the statement whole (no lsn used, no blob
+left): both refusals are then explained by `_explain_refusal`."""
 
 _INSERT = """
 WITH next AS (
@@ -332,20 +347,25 @@ class PostgresStore:
             fenced=op.is_fenced,
             channel=self._channel,
         )
-        blobs = [(self.workspace, h, len(d), d) for h, d in sorted(op.blobs.items())]
+        ordered = sorted(op.blobs.items())
+        params["hashes"] = [h for h, _ in ordered]
+        params["sizes"] = [len(d) for _, d in ordered]
+        params["datas"] = [d for _, d in ordered]
 
-        async def body(conn: Conn) -> Op:
-            if blobs:
-                await _put_blobs(conn, blobs)
-            cur = await conn.execute(_APPEND, params)
-            row = await cur.fetchone()
+        async def job() -> Op:
+            async with self._connection() as conn:
+                try:
+                    cur = await conn.execute(_APPEND, params)
+                except errors.UniqueViolation:
+                    raise _Refused from None
+                row = await cur.fetchone()
             if row is None:
                 raise _Refused
             return _op(row[0], op, row[1])
 
         for _ in range(RETRIES):
-            try:
-                return await self._transaction(body)
+            try:  # idempotent: a try whose fate was lost finds its own op next time
+                return await self._retrying(job, idempotent=True)
             except _Refused:
                 pass
             explained = await self._transaction(lambda c: self._explain_refusal(c, op, payload))
