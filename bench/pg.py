@@ -83,7 +83,11 @@ TABLES: dict[str, tuple[str, ...]] = {
     "floor": ("floor.ops",),
     "baton": ("baton.ops", "baton.blobs", "baton.checkpoints", "baton.tasks", "baton.workspaces"),
     "baton (ws each)": (
-        "baton.ops", "baton.blobs", "baton.checkpoints", "baton.tasks", "baton.workspaces"
+        "baton.ops",
+        "baton.blobs",
+        "baton.checkpoints",
+        "baton.tasks",
+        "baton.workspaces",
     ),
     "langgraph": (
         "public.checkpoints",
@@ -145,7 +149,6 @@ def _start_in(bin_dir: Path, wrap: Sequence[str]) -> Any:
     """tests/pg.py's server, its processes started under `wrap` (the database host's
     namespace), listening on every address there."""
     import psycopg
-
     from tests import pg
 
     folder = Path(tempfile.mkdtemp(prefix="baton-bench-pg-"))
@@ -163,8 +166,19 @@ def _start_in(bin_dir: Path, wrap: Sequence[str]) -> Any:
             raise RuntimeError(f"{' '.join(argv)}: {done.stderr.strip()}")
 
     data = folder / "data"
-    run([str(bin_dir / "initdb"), "-D", str(data), "-U", pg.OS_USER, "--auth=trust",
-         "-E", "UTF8", "--no-instructions"])  # fmt: skip
+    run(
+        [
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            pg.OS_USER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-instructions",
+        ]
+    )
     with (data / "pg_hba.conf").open("a") as hba:  # the worker hosts' links (hosts.py)
         hba.write("host all all 10.99.0.0/16 trust\n")
     port = 5432
@@ -173,8 +187,21 @@ def _start_in(bin_dir: Path, wrap: Sequence[str]) -> Any:
         "-c synchronous_commit=on -c max_connections=200 -c shared_buffers=32MB"
     )
     server = pg.PgServer(folder, port, bin_dir)
-    run([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(folder / "server.log"), "-w",
-         "-t", "60", "-o", options, "start"])  # fmt: skip
+    run(
+        [
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(folder / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            options,
+            "start",
+        ]
+    )
     admin = f"postgresql:///postgres?host={folder}&port={port}&user={pg.OS_USER}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {pg.DATABASE}")
@@ -195,8 +222,7 @@ def place(hosts_wanted: int = 2) -> Iterator[Place]:
             server = _start_in(bin_dir, h.db_argv([]))
             try:
                 urls = {
-                    name: f"postgresql://{pg.OS_USER}@{host.db_address}:{server.port}/"
-                    f"{pg.DATABASE}"
+                    name: f"postgresql://{pg.OS_USER}@{host.db_address}:{server.port}/{pg.DATABASE}"
                     for name, host in h.hosts.items()
                 }
                 yield Place(server, server.socket_url, urls, h, "network namespaces, veth")
@@ -250,16 +276,23 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
 
         def row(i: int) -> tuple[Any, ...]:
             op = read_op(task, i, 1, workload.item(i))
-            return (WORKSPACE, op.op_id, task, 1, op.kind.value,
-                    op.payload.model_dump_json(), workload.item(i))  # fmt: skip
+            return (
+                WORKSPACE,
+                op.op_id,
+                task,
+                1,
+                op.kind.value,
+                op.payload.model_dump_json(),
+                workload.item(i),
+            )
 
         for i in range(WARMUP):
             await conn.execute(_FLOOR_INSERT, row(10**9 + first + i))
         rows = [row(first + i) for i in range(steps)]
         start = await go()
-        for r in rows:
+        for values in rows:
             t0 = CLOCK()
-            await conn.execute(_FLOOR_INSERT, r)
+            await conn.execute(_FLOOR_INSERT, values)
             samples.append(CLOCK() - t0)
         end = CLOCK()
         await conn.close()
@@ -295,16 +328,18 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
 
         async with AsyncPostgresSaver.from_conn_string(url) as saver:
             scratch = PeerRun("warm-up")
-            warm = LangGraphWriter(Path("-"))
-            warm.saver = saver
-            warm.config = {"configurable": {"thread_id": f"warm{spec['level']}-{index}",
-                                            "checkpoint_ns": ""}}  # fmt: skip
+            warmer = LangGraphWriter(Path("-"))
+            warmer.saver = saver  # type: ignore[assignment]  # the same aput, on Postgres
+            warmer.config = {
+                "configurable": {"thread_id": f"warm{spec['level']}-{index}", "checkpoint_ns": ""}
+            }
             for i in range(WARMUP):
-                await warm.put(workload.item(10**9 + first + i), scratch)
+                await warmer.put(workload.item(10**9 + first + i), scratch)
             writer = LangGraphWriter(Path("-"))
-            writer.saver = saver
-            writer.config = {"configurable": {"thread_id": f"w{spec['level']}-{index}",
-                                              "checkpoint_ns": ""}}  # fmt: skip
+            writer.saver = saver  # type: ignore[assignment]
+            writer.config = {
+                "configurable": {"thread_id": f"w{spec['level']}-{index}", "checkpoint_ns": ""}
+            }
             run = PeerRun("langgraph")
             items = [workload.item(first + i) for i in range(steps)]
             start = await go()
@@ -551,19 +586,26 @@ def takeovers(place: Place, count: int, ttl: float, seed: int = 14) -> Takeover:
     hosts = sorted(place.host_urls) or ["", ""]
     holder_host, taker_host = hosts[0], hosts[-1]
     result = Takeover(ttl)
-    taker = _spawn(place, taker_host, "taker", {"url": place.url(taker_host), "workspace": workspace})
+    taker = _spawn(
+        place, taker_host, "taker", {"url": place.url(taker_host), "workspace": workspace}
+    )
 
     def holder(k: int) -> subprocess.Popen[str]:
-        spec = {"url": place.url(holder_host), "workspace": workspace, "task": f"tk-{k}",
-                "ttl": ttl}  # fmt: skip
+        spec = {
+            "url": place.url(holder_host),
+            "workspace": workspace,
+            "task": f"tk-{k}",
+            "ttl": ttl,
+        }
         return _spawn(place, holder_host, "holder", spec)
 
     try:
         assert _expect(taker, "ready").strip() == "ready"
         with psycopg.connect(place.local_url, autocommit=True) as conn:
-            upcoming = holder(0)
+            upcoming: subprocess.Popen[str] | None = holder(0)
             for k in range(count):
                 current = upcoming
+                assert current is not None
                 assert _expect(current, "ready").strip() == "ready"
                 upcoming = holder(k + 1) if k + 1 < count else None
                 time.sleep(rng.uniform(0.05, ttl * 0.6))
@@ -579,7 +621,7 @@ def takeovers(place: Place, count: int, ttl: float, seed: int = 14) -> Takeover:
                 taker.stdin.write(f"tk-{k}\n")
                 taker.stdin.flush()
                 epoch = json.loads(_expect(taker, "taken"))["epoch"]
-                stamps = dict(
+                stamps: dict[str, float] = dict(
                     conn.execute(
                         "SELECT kind, min(at) FROM baton.ops WHERE ws = %s AND task_id = %s "
                         "AND epoch = %s AND kind IN ('task.claimed', 'step.set') GROUP BY kind",
@@ -674,9 +716,7 @@ class PgResult:
                 str(w): {s: lv.as_dict() for s, lv in by.items()} for w, by in self.levels.items()
             },
             "takeover": self.takeover.as_dict(),
-            "commit_to_diagnostic_ms": {
-                k: [v / 1e6 for v in vs] for k, vs in self.commits.items()
-            },
+            "commit_to_diagnostic_ms": {k: [v / 1e6 for v in vs] for k, vs in self.commits.items()},
         }
 
 
@@ -710,9 +750,13 @@ async def run(
         taken = takeovers(where, takeover_count, ttl)
         settle()
         commits = await commit_latencies(
-            where, base / "pg-lsp", files=lsp_files, hunks=lsp_hunks, ops=lsp_ops,
+            where,
+            base / "pg-lsp",
+            files=lsp_files,
+            hunks=lsp_hunks,
+            ops=lsp_ops,
             count=lsp_commits,
-        )  # fmt: skip
+        )
         result = PgResult(where.how, levels, taken, commits)
     print()
     result.tables = _tables(result)
@@ -724,8 +768,18 @@ def _tables(r: PgResult) -> list[str]:
     rows: list[list[Cell]] = []
     for n, by in r.levels.items():
         for system, lv in by.items():
-            rows.append([n, system, lv.ops, lv.ops_per_s, lv.p(50), lv.p(99), rx(lv.growth()),
-                         lv.table_bytes / 1e6])  # fmt: skip
+            rows.append(
+                [
+                    n,
+                    system,
+                    lv.ops,
+                    lv.ops_per_s,
+                    lv.p(50),
+                    lv.p(99),
+                    rx(lv.growth()),
+                    lv.table_bytes / 1e6,
+                ]
+            )
     out.append(
         emit(
             f"P1a. Durable appends on PostgreSQL, one process per worker ({r.how}; "
@@ -758,11 +812,21 @@ def _tables(r: PgResult) -> list[str]:
         emit(
             f"P1b. Ratios (targets: >= {THROUGHPUT_TARGET:g}x LangGraph's throughput, tables "
             f"<= {SIZE_TARGET:.0%} of its, last/first p50 <= {GROWTH_TARGET}x)",
-            ["workers", "thr baton/floor", "p50 baton/floor", "p99 baton/floor",
-             "thr baton/peer", "≥10x", "MB baton/peer", "≤1%", "growth", "≤1.5x",
-             "thr ws-each/floor"],
+            [
+                "workers",
+                "thr baton/floor",
+                "p50 baton/floor",
+                "p99 baton/floor",
+                "thr baton/peer",
+                "≥10x",
+                "MB baton/peer",
+                "≤1%",
+                "growth",
+                "≤1.5x",
+                "thr ws-each/floor",
+            ],
             rows,
-        )  # fmt: skip
+        )
     )
     t = r.takeover
     claim, write = sorted(t.to_claim_ms), sorted(t.to_write_ms)
@@ -776,18 +840,35 @@ def _tables(r: PgResult) -> list[str]:
             f"claim and first fenced write, ms ({len(write)} takeovers, lease {t.ttl:g} s)",
             ["from expiry to", "p50 ms", "p99 ms", "max ms", "min ms"],
             [
-                ["claim (task.claimed at)", pct(claim, 50), pct(claim, 99), max(claim, default=0),
-                 min(claim, default=0)],
-                ["first fenced write (step.set at)", pct(write, 50), pct(write, 99),
-                 max(write, default=0), min(write, default=0)],
-            ],  # fmt: skip
+                [
+                    "claim (task.claimed at)",
+                    pct(claim, 50),
+                    pct(claim, 99),
+                    max(claim, default=0),
+                    min(claim, default=0),
+                ],
+                [
+                    "first fenced write (step.set at)",
+                    pct(write, 50),
+                    pct(write, 99),
+                    max(write, default=0),
+                    min(write, default=0),
+                ],
+            ],
         )
     )
     rows = []
     for name in ("postgres", "sqlite"):
         ns = sorted(r.commits[name])
-        rows.append([name, len(ns), percentile(ns, 50) / 1e3, percentile(ns, 95) / 1e3,
-                     percentile(ns, 100) / 1e3])  # fmt: skip
+        rows.append(
+            [
+                name,
+                len(ns),
+                percentile(ns, 50) / 1e3,
+                percentile(ns, 95) / 1e3,
+                percentile(ns, 100) / 1e3,
+            ]
+        )
     pg95 = percentile(sorted(r.commits["postgres"]), 95)
     sq95 = percentile(sorted(r.commits["sqlite"]), 95)
     rows.append(["postgres / sqlite", "", "", rx(ratio(pg95, sq95)), ""])
