@@ -358,7 +358,10 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
             )
             results["flat"] = res_flat.as_dict()
             settle()
-        if "pg" in phases:
+        why_not = pg.unavailable() if "pg" in phases else None
+        if why_not is not None:
+            print(f"pg phase skipped: {why_not}\n", flush=True)
+        elif "pg" in phases:
             res_pg = await pg.run(
                 tmp,
                 steps=plan.pg_steps,

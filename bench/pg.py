@@ -208,6 +208,19 @@ def _start_in(bin_dir: Path, wrap: Sequence[str]) -> Any:
     return server
 
 
+def unavailable() -> str | None:
+    """Why this phase cannot run here, or None (a full `python -m bench` skips it)."""
+    from tests import pg
+
+    if pg.find_bin() is None:
+        return "PostgreSQL's initdb/pg_ctl not found (`make postgres` installs them)"
+    try:
+        import langgraph.checkpoint.postgres  # noqa: F401
+    except ImportError:
+        return "langgraph-checkpoint-postgres is not installed (the `bench` extra)"
+    return None
+
+
 @contextlib.contextmanager
 def place(hosts_wanted: int = 2) -> Iterator[Place]:
     from tests import pg
