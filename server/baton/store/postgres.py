@@ -26,12 +26,14 @@ what differs is how each guarantee is kept when writers are separate hosts:
   StoreUnavailable with one line naming the database (never its password). A connection
   lost under the store (a restart, a failover) is replaced and the job run again where
   that is safe (`_retrying`).
-* **Change feed**: every change of the log sends `pg_notify` on the workspace's channel in
-  its own transaction (delivered at the commit); a waiter (`wait_for_change`: an agent's
+* **Change feed**: every change of the log sends `pg_notify` on the workspace's channel,
+  delivered after the change commits; a waiter (`wait_for_change`: an agent's
   `wait_for_review`, the editor's live updates) wakes at once on it, and looks anyway
-  after a safety net, since a notification can be lost (pg_feed.py).
-  NOTIFY serialises committers cluster-wide on its queue lock: cheap at Baton's rates (a
-  few hundred appends a second), worth knowing on a database shared with busier users.
+  after a safety net, since a notification can be lost (pg_feed.py). NOTIFY serialises
+  notifying commits cluster-wide, through their WAL flush: an append's therefore goes in
+  a transaction of its own right after the append's commit, committed without waiting
+  for the disk (`_NOTIFY`), so appends share flushes; the rare other changes (claims,
+  task creation, repair) notify inside their own transaction.
 
 psycopg is imported by this module and its parts only (pg_schema.py, pg_connect.py,
 pg_feed.py), and they only when the setting is a PostgreSQL URL (workspace.open_store):
