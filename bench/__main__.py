@@ -18,7 +18,11 @@ Phases run in this order, each after a garbage collection:
             durable sqlite3 insert (bench/startup.py);
 8. flat     cost flat in task size (issue 13): every one-shot CLI command and `baton
             serve` on a long generated task against a short one, and on many tasks
-            against one (bench/flat.py; the workspaces are cached in ~/.cache).
+            against one (bench/flat.py; the workspaces are cached in ~/.cache);
+9. pg       PostgreSQL (issue 14), one private server: durable appends of 1, 4 and 16
+            worker processes against raw psycopg and LangGraph's AsyncPostgresSaver,
+            takeover after SIGKILL, and agent commit → diagnostic from another host
+            against SQLite (bench/pg.py; network namespaces when run as root).
 
 Results go to stdout as tables (and to --json). The exit code is 0 whatever the
 PASS/MISS verdicts say: targets inform, they do not gate.
@@ -42,10 +46,10 @@ from typing import Any
 
 from baton.workspace import DB_ENV
 
-from . import append, brief, flat, hooks, lsp, peer, recovery, startup
+from . import append, brief, flat, hooks, lsp, peer, pg, recovery, startup
 from .stats import compiled, settle
 
-PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup", "flat")
+PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup", "flat", "pg")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,6 +90,14 @@ class Plan:
     flat_serve_runs: int = 3
     flat_requests: int = 20
     flat_commits: int = 30
+    pg_steps: int = 1_000
+    """Steps of each worker's task in the pg phase's appends (at every concurrency)."""
+    pg_takeovers: int = 30
+    pg_ttl: float = 1.0
+    pg_lsp_files: int = 100
+    pg_lsp_hunks: int = 1_000
+    pg_lsp_ops: int = 2_000
+    pg_commits: int = 50
 
 
 DEFAULT = Plan(
@@ -138,6 +150,13 @@ QUICK = Plan(
     flat_serve_runs=1,
     flat_requests=10,
     flat_commits=5,
+    pg_steps=150,
+    pg_takeovers=20,
+    pg_ttl=0.5,
+    pg_lsp_files=20,
+    pg_lsp_hunks=100,
+    pg_lsp_ops=200,
+    pg_commits=20,
 )
 
 
@@ -192,6 +211,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         action="store_true",
         help="generate the cached workspaces anew (after a change to how they are written)",
     )
+    p.add_argument("--pg-steps", type=int, help="steps of each pg-phase worker (1000)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (for inspection)")
@@ -228,6 +248,13 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         flat_serve_runs=args.repeats or base.flat_serve_runs,
         flat_requests=base.flat_requests,
         flat_commits=base.flat_commits,
+        pg_steps=args.pg_steps or base.pg_steps,
+        pg_takeovers=base.pg_takeovers,
+        pg_ttl=base.pg_ttl,
+        pg_lsp_files=base.pg_lsp_files,
+        pg_lsp_hunks=base.pg_lsp_hunks,
+        pg_lsp_ops=base.pg_lsp_ops,
+        pg_commits=base.pg_commits,
     )
     return args, plan
 
@@ -330,6 +357,22 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
                 regenerate=args.flat_regenerate,
             )
             results["flat"] = res_flat.as_dict()
+            settle()
+        why_not = pg.unavailable() if "pg" in phases else None
+        if why_not is not None:
+            print(f"pg phase skipped: {why_not}\n", flush=True)
+        elif "pg" in phases:
+            res_pg = await pg.run(
+                tmp,
+                steps=plan.pg_steps,
+                takeover_count=plan.pg_takeovers,
+                ttl=plan.pg_ttl,
+                lsp_files=plan.pg_lsp_files,
+                lsp_hunks=plan.pg_lsp_hunks,
+                lsp_ops=plan.pg_lsp_ops,
+                lsp_commits=plan.pg_commits,
+            )
+            results["pg"] = res_pg.as_dict()
     finally:
         if args.keep:
             print(f"kept {tmp}")
