@@ -145,69 +145,6 @@ class Place:
         return self.host_urls.get(host, self.local_url)
 
 
-def _start_in(bin_dir: Path, wrap: Sequence[str]) -> Any:
-    """tests/pg.py's server, its processes started under `wrap` (the database host's
-    namespace), listening on every address there."""
-    import psycopg
-    from tests import pg
-
-    folder = Path(tempfile.mkdtemp(prefix="baton-bench-pg-"))
-    if os.geteuid() == 0:
-        import pwd
-
-        user = pwd.getpwnam(pg.OS_USER)
-        os.chown(folder, user.pw_uid, user.pw_gid)
-    os.chmod(folder, 0o700)
-
-    def run(argv: list[str]) -> None:
-        full = [*wrap, *(["runuser", "-u", pg.OS_USER, "--"] if os.geteuid() == 0 else []), *argv]
-        done = subprocess.run(full, capture_output=True, text=True, cwd=folder, timeout=120)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)}: {done.stderr.strip()}")
-
-    data = folder / "data"
-    run(
-        [
-            str(bin_dir / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            pg.OS_USER,
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--no-instructions",
-        ]
-    )
-    with (data / "pg_hba.conf").open("a") as hba:  # the worker hosts' links (hosts.py)
-        hba.write("host all all 10.99.0.0/16 trust\n")
-    port = 5432
-    options = (
-        f"-c listen_addresses=* -p {port} -k {folder} -c fsync=on "
-        "-c synchronous_commit=on -c max_connections=200 -c shared_buffers=32MB"
-    )
-    server = pg.PgServer(folder, port, bin_dir)
-    run(
-        [
-            str(bin_dir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-l",
-            str(folder / "server.log"),
-            "-w",
-            "-t",
-            "60",
-            "-o",
-            options,
-            "start",
-        ]
-    )
-    admin = f"postgresql:///postgres?host={folder}&port={port}&user={pg.OS_USER}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {pg.DATABASE}")
-    return server
-
-
 def unavailable() -> str | None:
     """Why this phase cannot run here, or None (a full `python -m bench` skips it)."""
     from tests import pg
@@ -232,12 +169,9 @@ def place(hosts_wanted: int = 2) -> Iterator[Place]:
     why_not = fleet.available()
     if why_not is None:
         with fleet.Hosts(workers=hosts_wanted) as h:
-            server = _start_in(bin_dir, h.db_argv([]))
+            server = pg.start(bin_dir, netns=h.db)
             try:
-                urls = {
-                    name: f"postgresql://{pg.OS_USER}@{host.db_address}:{server.port}/{pg.DATABASE}"
-                    for name, host in h.hosts.items()
-                }
+                urls = {name: server.url_at(host.db_address) for name, host in h.hosts.items()}
                 yield Place(server, server.socket_url, urls, h, "network namespaces, veth")
             finally:
                 pg.stop(server)

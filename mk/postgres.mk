@@ -14,3 +14,6 @@ postgres:
 test: postgres
 test-fast: postgres
 test test-fast: export BATON_TEST_POSTGRES = required
+# The bench's pg phase at toy sizes (tests/fleet/test_bench_pg.py) needs the peer's
+# package, langgraph-checkpoint-postgres, from the `bench` extra.
+test: $(VENV)/.bench
