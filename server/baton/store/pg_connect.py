@@ -173,23 +173,33 @@ async def setup(
             )
     else:
         await pg_schema.migrate(conn, where)
-    if create and not read_only:
+    found = await _workspace_row(conn, workspace)
+    if found is None and create and not read_only:
+        # Only when it is missing: an INSERT … ON CONFLICT on an existing row waits for
+        # any transaction that is updating that row (every append bumps its lsn), so a
+        # worker frozen inside one (SIGSTOP) would stall every open for the dead-peer bound.
         await conn.execute(
             "INSERT INTO baton.workspaces(ws, created) "
             "VALUES (%s, extract(epoch FROM clock_timestamp())) ON CONFLICT DO NOTHING",
             (workspace,),
         )
-    cur = await conn.execute(
-        "SELECT i.checkout FROM baton.workspaces w LEFT JOIN baton.imports i ON i.ws = w.ws "
-        "WHERE w.ws = %s",
-        (workspace,),
-    )
-    found = await cur.fetchone()
+        found = await _workspace_row(conn, workspace)
     if found is None:
         raise StoreUnavailable(
             f"{where} has no workspace {workspace!r} yet (an agent's first command makes it)"
         )
     return read_only, skew, found[0]
+
+
+async def _workspace_row(conn: Conn, workspace: str) -> tuple[str | None] | None:
+    """The workspace's row, as (the checkout owning its ops without one,), if it exists."""
+    cur = await conn.execute(
+        "SELECT i.checkout FROM baton.workspaces w LEFT JOIN baton.imports i ON i.ws = w.ws "
+        "WHERE w.ws = %s",
+        (workspace,),
+    )
+    row = await cur.fetchone()
+    return None if row is None else (row[0],)
 
 
 def default_pool_size() -> int:
