@@ -155,7 +155,9 @@ Its notification is not in it: a transaction that NOTIFYs holds PostgreSQL's clu
 notify lock from its pre-commit to its end, its WAL flush included, so every notifying
 commit of the cluster would wait for the one before it to reach the disk (measured: 16
 writers, ~430 commits/s with NOTIFY inside, ~3,000 without). `_NOTIFY` follows in its own
-transaction, pipelined behind the append on the same connection (no extra wait)."""
+transaction right after the append on the same connection (one more round trip: a
+pipeline would save it, but a worker frozen between a pipelined Execute and its Sync holds
+the append's locks with no timeout armed)."""
 
 _NOTIFY = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%(channel)s, '')"
 """An append's wake-up, after its commit: its own transaction, committed without waiting
@@ -371,14 +373,16 @@ class PostgresStore:
 
         async def job() -> Op:
             async with self._connection() as conn:
+                # Two plain round trips, not a pipeline: a pipelined Execute can reach the
+                # server before its Sync, and a worker frozen (SIGSTOP) in between leaves
+                # the append's transaction open with its locks held and no timeout armed
+                # (idle_in_transaction_session_timeout starts only after a Sync).
                 try:
-                    async with conn.pipeline() as pipeline:
-                        cur = await conn.execute(_APPEND, params)
-                        await pipeline.sync()  # the append commits here, alone
-                        await conn.execute(_NOTIFY, wake)
+                    cur = await conn.execute(_APPEND, params)  # commits here, alone
                 except errors.UniqueViolation:
                     raise _Refused from None
                 row = await cur.fetchone()
+                await conn.execute(_NOTIFY, wake)
             if row is None:
                 raise _Refused
             return _op(row[0], op, row[1])
