@@ -238,6 +238,22 @@ def fresh_workspace() -> str:
     return f"test-{uuid.uuid4().hex[:16]}"
 
 
+@contextlib.contextmanager
+def own_database(server: PgServer) -> Iterator[str]:
+    """The URL of a database of the test's own, dropped after: for a test that changes
+    the schema itself (an older or newer Baton's), which the shared one must not see."""
+    import psycopg
+
+    name = f"own_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}".encode())
+    try:
+        yield server.url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)".encode())
+
+
 @pytest.fixture
 def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The backend every `Workspace.open` of the test uses: SQLite unless a module asks

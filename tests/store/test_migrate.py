@@ -18,7 +18,7 @@ from baton.models import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
 from baton.store.postgres import PostgresStore
 from baton.workspace import Workspace
-from tests.pg import PgServer, fresh_workspace
+from tests.pg import PgServer, fresh_workspace, own_database
 
 from .migration import (
     BASE,
@@ -236,11 +236,7 @@ def touch(db: Path) -> None:
 
 
 async def test_a_newer_target_schema_is_refused(source: Path, pg_server: PgServer) -> None:
-    name = f"newer_{fresh_workspace().replace('-', '_')}"
-    with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}".encode())
-    url = pg_server.url.rsplit("/", 1)[0] + f"/{name}"
-    try:
+    with own_database(pg_server) as url:
         first = await PostgresStore.open(url, "w")
         await first.close()
         with psycopg.connect(url, autocommit=True) as conn:
@@ -249,9 +245,6 @@ async def test_a_newer_target_schema_is_refused(source: Path, pg_server: PgServe
             await migrate(source, url=url, workspace="w2")
         out = baton(source, "migrate", "--to", url, "--workspace-id", "w2")
         assert out.returncode == 6 and "newer than this Baton" in out.stderr
-    finally:
-        with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)".encode())
 
 
 def test_settings_and_refusals_are_one_line(source: Path, tmp_path: Path) -> None:

@@ -18,10 +18,10 @@ import psycopg
 import pytest
 
 from baton.models import ContextText, OpKind
-from baton.store import LeaseHeld, NewOp, StoreUnavailable
+from baton.store import LeaseHeld, NewOp, StoreUnavailable, pg_schema
 from baton.store.postgres import PostgresStore
 from tests.conftest import until
-from tests.pg import PgServer, fresh_workspace
+from tests.pg import PgServer, fresh_workspace, own_database
 
 
 def note(op_id: str, text: str, epoch: int = 1, task: str = "t") -> NewOp:
@@ -190,20 +190,53 @@ async def test_a_read_only_role_reads_and_every_write_says_why(
 
 
 async def test_a_schema_newer_than_this_baton_is_refused(pg_server: PgServer) -> None:
-    name = f"newer_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}".encode())
-    url = pg_server.url.rsplit("/", 1)[0] + f"/{name}"
-    try:
+    with own_database(pg_server) as url:
         first = await PostgresStore.open(url, "w")
         await first.close()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("INSERT INTO baton.schema_version(version) VALUES (999)")
         with pytest.raises(StoreUnavailable, match=r"newer than this Baton.*upgrade Baton"):
             await PostgresStore.open(url, "w")
-    finally:
-        with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)".encode())
+
+
+async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> None:
+    """A database an earlier Baton made (schema v2, ops and blobs in it) is brought to
+    the current version by the first store that opens it, and its ops are all there."""
+    with own_database(pg_server) as url:
+        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+            conn.execute("CREATE SCHEMA baton")
+            conn.execute(
+                "CREATE TABLE baton.schema_version("
+                "version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+            )
+            for version, script in enumerate(pg_schema.MIGRATIONS[:2], 1):
+                for statement in pg_schema.statements(script):
+                    conn.execute(statement.encode())
+                conn.execute("INSERT INTO baton.schema_version(version) VALUES (%s)", (version,))
+            conn.execute("INSERT INTO baton.workspaces(ws, last_lsn, created) VALUES ('w', 1, 0)")
+            conn.execute(
+                "INSERT INTO baton.ops VALUES ('w', 1, 'old', 't', 0, %s, %s, 0)",
+                (OpKind.CONTEXT_NOTE.value, ContextText(text="from v2").model_dump_json()),
+            )
+        store = await PostgresStore.open(url, "w")
+        try:
+            await store.create_task("t", "a task", "")
+            await store.append(note("new", "from v3", epoch=await store.claim("t", "w", 60)))
+            ops = await store.ops_after(0)
+            notes = [(o.lsn, o.op_id, o.payload) for o in ops if o.kind == OpKind.CONTEXT_NOTE]
+            assert notes[0] == (1, "old", ContextText(text="from v2"))
+            assert notes[1][1:] == ("new", ContextText(text="from v3"))
+            assert [o.lsn for o in ops] == list(range(1, len(ops) + 1))
+        finally:
+            await store.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            current = conn.execute("SELECT max(version) FROM baton.schema_version").fetchone()
+            assert current == (len(pg_schema.MIGRATIONS),)
+            references = conn.execute(
+                "SELECT count(*) FROM pg_constraint WHERE conrelid = 'baton.ops'::regclass "
+                "AND contype = 'f'"
+            ).fetchone()
+            assert references == (0,)
 
 
 async def test_an_unknown_workspace_is_not_created_by_a_reader(pg_server: PgServer) -> None:

@@ -21,6 +21,13 @@ Differences from SQLite's schema, each for a reason:
   (migrate.py): where from, how far, whether it finished, and the checkout of the folder
   that held the file — the owner of the ops written before checkouts were told apart
   (checkouts.py), which on PostgreSQL no folder would otherwise be.
+* v3: `ops` no longer references `workspaces`: every insert takes its lsn from the
+  workspace's row in the same statement, so the key check only repeated that row's lock
+  (~17 µs of an append's ~130 µs on the server). And blobs and checkpoints are compressed
+  with lz4 where the server has it (pglz, PostgreSQL's own, otherwise). Measured on a
+  2 MB checkpoint: insert 17 → 6.6 ms, read the same, 15 % larger. PostgreSQL compresses
+  only rows over ~2 KB (a build constant; `toast_tuple_target` does not lower it), so a
+  small blob stays raw either way.
 """
 
 from __future__ import annotations
@@ -108,11 +115,32 @@ MIGRATIONS: tuple[str, ...] = (
         finished double precision
     )
     """,
+    """
+    ALTER TABLE baton.ops DROP CONSTRAINT IF EXISTS ops_ws_fkey;
+    DO $$ BEGIN
+        ALTER TABLE baton.blobs ALTER COLUMN data SET COMPRESSION lz4;
+        ALTER TABLE baton.checkpoints ALTER COLUMN data SET COMPRESSION lz4;
+    EXCEPTION WHEN feature_not_supported THEN NULL;  -- a server built without lz4
+    END $$
+    """,
 )
 
 
 def statements(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
+    """A script's statements, split at each `;` outside dollar quotes (a `DO` block's
+    body keeps its own)."""
+    out, current = [], ""
+    for i, part in enumerate(script.split("$$")):
+        if i % 2:
+            current += f"$${part}$$"
+            continue
+        first, *rest = part.split(";")
+        current += first
+        for piece in rest:
+            out.append(current)
+            current = piece
+    out.append(current)
+    return [s.strip() for s in out if s.strip()]
 
 
 async def schema_version(conn: AsyncConnection[TupleRow]) -> int:
