@@ -108,11 +108,20 @@ async def test_a_killed_daemon_loses_nothing_and_is_replaced(tmp_path: Path) -> 
     await until(lambda: daemon_pid(root) is None, timeout=30)
 
 
+def answered(root: Path) -> list[str]:
+    """The daemon's answer to an empty hook as a list of one, empty while no daemon
+    answers (so `until` can wait for an answer that may be the empty string)."""
+    answer = hookclient.ask_daemon(root / ".baton", "claude-code", b"{}")
+    return [] if answer is None else [answer]
+
+
 async def test_a_daemon_of_another_version_steps_aside(tmp_path: Path) -> None:
     root = workspace(tmp_path, "ws")
     hook(root, session(root, "s3")[0])
     pid = await until(lambda: daemon_pid(root), timeout=30)
-    answer = hookclient.ask_daemon(root / ".baton", "claude-code", b"{}")
+    # It takes its lock before it opens the store and listens: wait for its first answer
+    # (a hook meanwhile is answered in its own process).
+    (answer,) = await until(lambda: answered(root), timeout=30)
     assert answer == "" or answer.startswith("{")  # this version: an answer
     old = hookclient.__version__
     try:
