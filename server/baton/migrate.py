@@ -57,7 +57,7 @@ from .limits import InvalidInput
 from .models import Model
 from .store import StoreUnavailable
 from .store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
-from .store.sqlite import busy_timeout_default
+from .store.sqlite import busy_timeout_default, seal
 
 BATCH = 1000
 """Ops per transaction unless told (`--batch`)."""
@@ -124,6 +124,21 @@ def target_of(root: Path, url: str | None, workspace: str | None) -> tuple[str, 
     return url, workspace
 
 
+def fingerprint(db: sqlite3.Connection) -> tuple[int, int, int]:
+    """(last lsn, ops, set-aside ops) of a SQLite file: what a finished migration is
+    compared by."""
+
+    def scalar(sql: str) -> int:
+        return int(db.execute(sql).fetchone()[0])
+
+    aside = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'set_aside'"
+    return (
+        scalar("SELECT coalesce(max(lsn), 0) FROM ops"),
+        scalar("SELECT count(*) FROM ops"),
+        scalar("SELECT count(*) FROM set_aside") if scalar(aside) else 0,
+    )
+
+
 class Source:
     """The SQLite file, read-only, inside one read transaction (a snapshot)."""
 
@@ -175,13 +190,7 @@ class Source:
         return out
 
     def fingerprint(self) -> tuple[int, int, int]:
-        """(last lsn, ops, set-aside ops): what a finished migration is compared by."""
-        aside = self.scalar("SELECT count(*) FROM set_aside") if self.has_aside else 0
-        return (
-            int(self.scalar("SELECT coalesce(max(lsn), 0) FROM ops")),
-            int(self.scalar("SELECT count(*) FROM ops")),
-            int(aside),
-        )
+        return fingerprint(self.db)
 
     def origin(self) -> str:
         """Which history this is: its first op (lowest lsn, set aside or not) and when it
@@ -544,8 +553,36 @@ async def migrate(
     finally:
         source.close()
     if write_config:
+        _seal(path, report)
         report.config_written = str(_write_config(root, url, workspace))
     return report
+
+
+def _seal(path: Path, report: MigrationReport) -> None:
+    """Seal the SQLite file (store.sqlite.seal) once the target holds all of it: under
+    the file's write lock, first check that nothing was written since the copy. The seal
+    goes before the config: a crash between them leaves a file that refuses writes and
+    says where they belong, and a rerun writes the config."""
+    target = f"workspace {report.workspace!r} in {report.database}"
+    try:
+        db = sqlite3.connect(path, timeout=busy_timeout_default(), isolation_level=None)
+    except sqlite3.Error as e:
+        raise StoreUnavailable(f"{path}: {e}") from None
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        now = fingerprint(db)
+        if now != (report.last_lsn, report.ops, report.set_aside):
+            raise MigrationRefused(
+                f"{path} was written while it was migrated to {target} (now {now[1]} ops up "
+                f"to lsn {now[0]}, then {report.ops} up to {report.last_lsn}): stop what "
+                "writes to it and run `baton migrate` again; .baton/config was not written"
+            )
+        seal(db, target)
+        db.execute("COMMIT")
+    except sqlite3.Error as e:
+        raise StoreUnavailable(f"{path}: {e}") from None
+    finally:
+        db.close()
 
 
 async def _run(

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from baton.checkouts import Checkout
-from baton.migrate import MigrationRefused, migrate
+from baton.migrate import MigrationRefused, _seal, migrate
 from baton.models import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
 from baton.store.postgres import PostgresStore
@@ -120,6 +120,66 @@ async def test_the_faces_show_the_same_before_and_after(source: Path, pg_server:
     assert human.returncode == 0, human.stderr
     assert human.stdout.startswith(f"already migrated to workspace {ws_id!r}")
     assert f"stays at {source / '.baton' / 'baton.db'}" in human.stdout
+
+
+async def test_the_moved_file_refuses_every_write_and_says_where(
+    source: Path, pg_server: PgServer
+) -> None:
+    """A process that had the SQLite file open before `--write-config` (an editor's
+    server, a worker) hears where the workspace went at its next write, whatever it
+    writes, instead of recording work nobody reads; its reads go on. The seal is made
+    once however often the command runs."""
+    ws_id = fresh_workspace()
+    db = source / ".baton" / "baton.db"
+    before = await open_sqlite(source)
+    try:
+        info = await before.task("uni")
+        assert info.worker is not None and await before.moved_to() is None
+        ops = await before.ops_after(0)
+        out = baton(source, "migrate", "--to", pg_server.url, "--workspace-id", ws_id,
+                    "--write-config")  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        target = f"workspace {ws_id!r} in {pg_server.url}"
+        assert await before.moved_to() == target
+        note = ContextText(text="late")
+        writes = [
+            lambda: before.append(NewOp("late", "uni", info.epoch, OpKind.CONTEXT_NOTE, note)),
+            lambda: before.heartbeat("uni", info.worker or "", info.epoch, 30),
+            lambda: before.claim("uni", "w9", 30, take_from=info.worker),
+            lambda: before.create_task("later", "a task", ""),
+            lambda: before.release("uni", info.worker or "", info.epoch),
+        ]
+        for write in writes:
+            with pytest.raises(StoreUnavailable, match=r"moved to .*restart this process"):
+                await write()
+        assert await before.ops_after(0) == ops
+    finally:
+        await before.close()
+    again = baton(source, "migrate", "--write-config")
+    assert again.returncode == 0 and again.stdout.startswith("already migrated"), again.stderr
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT count(*) FROM moved").fetchone() == (1,)
+        triggers = raw.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'")
+        assert triggers.fetchone() == (5,)
+
+
+async def test_a_write_after_the_copy_keeps_the_file_unsealed(
+    source: Path, pg_server: PgServer
+) -> None:
+    """Something wrote to the file between the copy and the seal: no seal, no config,
+    and the command says to run it again."""
+    report = await migrate(source, url=pg_server.url, workspace=fresh_workspace())
+    lite = await open_sqlite(source)
+    try:
+        info = await lite.task("uni")
+        note = ContextText(text="in between")
+        await lite.append(NewOp("between", "uni", info.epoch, OpKind.CONTEXT_NOTE, note))
+        with pytest.raises(MigrationRefused, match=r"was written while .*config was not written"):
+            _seal(source / ".baton" / "baton.db", report)
+        assert await lite.moved_to() is None
+        await lite.append(NewOp("after", "uni", info.epoch, OpKind.CONTEXT_NOTE, note))
+    finally:
+        await lite.close()
 
 
 async def test_a_worker_claims_after_the_move_and_the_old_epoch_is_fenced(

@@ -25,10 +25,11 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .. import catchup, keys
+from ..config import config_path
 from ..effects import EffectResult, apply_hunk, dangling_here, settle, temp_leftovers
 from ..models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
 from ..store import NewOp, OpConflict, StoreError
-from ..workspace import Workspace
+from ..workspace import Workspace, store_config
 from . import collector, views
 from . import protocol as p
 from .applying import settle_if_written
@@ -109,6 +110,10 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                     written=written,
                 )
             )
+    # The publish shows the index as of now: what the restore wrote and any commit made
+    # meanwhile. Then nothing is left to publish again; a later commit moves data_version.
+    await ls.states()
+    ls.index.take_changes()
     await views.changed(ls, await views.affected_uris(ls), "restore", await every_task(ls))
     restored = p.Restore(tasks=summaries)
     ls.protocol.notify(p.DID_RESTORE, restored.model_dump(mode="json", by_alias=True))
@@ -199,20 +204,53 @@ async def wait_for_changes(ls: BatonServer) -> None:
                 w.cancel()
 
 
+async def open_and_restore(ls: BatonServer, versions: dict[Path, int]) -> None:
+    """Open the folders' databases not open yet and publish them whole."""
+    if opened := await ls.open_workspaces([]):
+        for root in opened:
+            versions[root] = await ls.workspaces[root].store.data_version()
+        await restore(ls, opened)
+
+
+async def leave_if_moved(ls: BatonServer, root: Path, ws: Workspace) -> bool:
+    """Whether the folder's workspace moved (`baton migrate --write-config`: its SQLite
+    file is sealed) and the server let go of the file to follow it. It follows only once
+    the folder's setting names the new place; until then it says what is missing, once:
+    the sealed file refuses every decision anyway, with the same words."""
+    try:
+        target = await ws.store.moved_to()
+        where = store_config(root)
+    except StoreError:
+        return False  # the next look says what is wrong
+    if target is None:
+        return False
+    if where.sqlite_path is not None:
+        ls.tell_once(
+            root,
+            f"Baton: this workspace moved to {target}, but {config_path(root)} does not name "
+            "it: run `baton migrate --write-config` in the folder",
+            types.MessageType.Error,
+        )
+        return False
+    ls.tell(
+        f"Baton: this workspace moved to {target}; following it there",
+        types.MessageType.Info,
+    )
+    del ls.workspaces[root]
+    await ws.close()
+    return True
+
+
 async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
     discovered = time.monotonic()
     failing: dict[Path, str] = {}
+    left: list[Path] = []
     while True:
         await wait_for_changes(ls)
         moved = False
         if time.monotonic() - discovered >= DISCOVER_S:  # a database may appear any time
             discovered = time.monotonic()
-            if opened := await ls.open_workspaces([]):
-                for root in opened:
-                    versions[root] = await ls.workspaces[root].store.data_version()
-                await restore(ls, opened)
-                await ls.states()  # the restore published everything: start from here
-                ls.index.take_changes()
+            await open_and_restore(ls, versions)
         for root, ws in list(ls.workspaces.items()):
             try:
                 version = await ws.store.data_version()
@@ -224,8 +262,14 @@ async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
             failing.pop(root, None)
             while ws.store.notices:  # e.g. `.baton/` deleted and put back
                 ls.tell(f"Baton: {ws.store.notices.pop(0)}", types.MessageType.Warning)
-            moved = moved or versions.get(root, version) != version
+            changed = versions.get(root, version) != version
             versions[root] = version
+            if changed and await leave_if_moved(ls, root, ws):
+                left.append(root)
+            moved = moved or changed
+        if left:  # opened again where the setting now points, and published from there
+            await open_and_restore(ls, versions)
+            left.clear()
         if not moved:
             continue
         log.debug("another process committed; looking for changed hunks")

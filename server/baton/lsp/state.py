@@ -145,6 +145,13 @@ class BatonServer(StdioLanguageServer):
 
     # --- workspaces -------------------------------------------------------------------
 
+    def tell_once(self, root: Path, message: str, kind: types.MessageType) -> None:
+        """Say `message` about a folder unless it is what was said about it last: one
+        message per distinct problem, not one per look."""
+        if self._told.get(root) != message:
+            self._told[root] = message
+            self.tell(message, kind)
+
     async def open_workspaces(self, roots: Iterable[Path]) -> list[Path]:
         """Open each folder's database if it has one and return the folders newly opened.
 
@@ -168,9 +175,7 @@ class BatonServer(StdioLanguageServer):
             try:
                 ws = await Workspace.open(root, create=False)
             except StoreError as e:
-                if self._told.get(root) != str(e):  # one message per distinct problem
-                    self._told[root] = str(e)
-                    self.tell(f"Baton: {e}", types.MessageType.Error)
+                self.tell_once(root, f"Baton: {e}", types.MessageType.Error)
                 if "locked" not in str(e):  # a lock passes; a damaged file waits for a change
                     self._unopenable[root] = stamp
                 continue

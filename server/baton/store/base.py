@@ -151,6 +151,11 @@ class Store(Health, Protocol):
         """Changes whenever another connection commits: a cheap 'anything new?'."""
         ...
 
+    async def moved_to(self) -> str | None:
+        """Where this workspace went if `baton migrate --write-config` moved it away (a
+        SQLite file: every write here is refused since, naming the new place); else None."""
+        ...
+
     async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
         """Return when another connection may have committed, the caller then looks
         (`data_version`): at once on a change feed's notification (PostgreSQL's LISTEN),

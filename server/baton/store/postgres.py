@@ -477,6 +477,9 @@ class PostgresStore:
         row = await self._one("SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s")
         return int(row[0]) if row else 0
 
+    async def moved_to(self) -> str | None:
+        return None  # nothing moves a workspace out of PostgreSQL
+
     async def data_version(self) -> int:
         """The workspace's change counter: one row by primary key, bumped by every
         change of its log (appends, set-asides, put-backs) in the change's transaction."""

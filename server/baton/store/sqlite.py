@@ -363,6 +363,44 @@ def _transaction(db: Db, body: Callable[[Db], T]) -> T:
     return result
 
 
+MOVED = "baton: this workspace moved to "
+"""How a sealed file refuses each write (the start of its triggers' message)."""
+_SEALED = (
+    ("ops", "INSERT"),
+    ("ops", "UPDATE"),
+    ("ops", "DELETE"),
+    ("tasks", "INSERT"),
+    ("tasks", "UPDATE"),
+)
+
+
+def seal(db: Db, target: str) -> None:
+    """Make every later write of the log or the tasks fail, naming `target`: the file's
+    workspace moved there (`baton migrate --write-config`). A process that opened the file
+    before the move — an editor's server, a worker — would otherwise go on recording work
+    nobody reads. Triggers refuse the write whichever Baton makes it, an older one too;
+    reads go on. In the caller's write transaction, so nothing slips in between its check
+    and the seal. Again on a sealed file: nothing changes."""
+    message = (MOVED + target).replace("'", "''")
+    db.execute("CREATE TABLE IF NOT EXISTS moved(target TEXT NOT NULL, at REAL NOT NULL)")
+    db.execute(
+        "INSERT INTO moved(target, at) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM moved)",
+        (target, time.time()),
+    )
+    for table, event in _SEALED:
+        db.execute(
+            f"CREATE TRIGGER IF NOT EXISTS moved_{table}_{event.lower()} BEFORE {event} ON "
+            f"{table} BEGIN SELECT RAISE(ABORT, '{message}'); END"
+        )
+
+
+def _moved_to(db: Db) -> str | None:
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'moved'").fetchone():
+        return None
+    row = db.execute("SELECT target FROM moved").fetchone()
+    return None if row is None else str(row[0])
+
+
 def _task_row(db: Db, task_id: str) -> TaskInfo:
     row = db.execute(f"SELECT {_TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
     if row is None:
@@ -703,6 +741,9 @@ class SqliteStore:
 
     async def data_version(self) -> int:
         return int(await self._run(_scalar, "PRAGMA data_version"))
+
+    async def moved_to(self) -> str | None:
+        return await self._run(_moved_to)
 
     async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
         """No change feed: a nap of `poll` seconds, then the caller polls `data_version`,
@@ -1123,6 +1164,11 @@ def _statements(script: str) -> list[str]:
 
 def _explain(path: Path, error: sqlite3.DatabaseError, read_only: bool = False) -> str:
     text = str(error)
+    if text.startswith(MOVED):
+        return (
+            f"{path}: {text[len('baton: ') :]}, and takes no more writes: restart this process "
+            "to use it there (`baton migrate --write-config` points the folder at it)"
+        )
     if "readonly" in text or (read_only and "unable to open" in text):
         hint = (
             "the database or its folder is read-only: Baton can show it but records "
