@@ -178,6 +178,10 @@ RETURNING lsn, pg_notify(%(channel)s, '')
 """
 
 
+WAKE_ON_CLOSE_S = 2.0
+"""How long `close` waits for the last append's wake-up to go out."""
+
+
 class _Refused(Exception):
     """The append's insert wrote nothing: roll back, then find out why."""
 
@@ -270,8 +274,10 @@ class PostgresStore:
         return cls(pool, url, workspace, read_only, clock, skew, owner)
 
     async def close(self) -> None:
-        if self._waking is not None:
-            await self._waking  # the last append's wake-up goes out before the pool shuts
+        if self._waking is not None:  # the last append's wake-up goes out first, unless
+            # the database just became unreachable: a wake-up is not worth a wait
+            await asyncio.wait({self._waking}, timeout=WAKE_ON_CLOSE_S)
+            self._waking.cancel()
         await self.feed.close()
         await self._pool.close()
 
