@@ -219,11 +219,11 @@ async def leave_if_moved(ls: BatonServer, root: Path, ws: Workspace) -> bool:
     the sealed file refuses every decision anyway, with the same words."""
     try:
         target = await ws.store.moved_to()
+        if target is None:
+            return False
         where = store_config(root)
     except StoreError:
         return False  # the next look says what is wrong
-    if target is None:
-        return False
     if where.sqlite_path is not None:
         ls.tell_once(
             root,
@@ -244,10 +244,9 @@ async def leave_if_moved(ls: BatonServer, root: Path, ws: Workspace) -> bool:
 async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
     discovered = time.monotonic()
     failing: dict[Path, str] = {}
-    left: list[Path] = []
     while True:
         await wait_for_changes(ls)
-        moved = False
+        moved = followed = False
         if time.monotonic() - discovered >= DISCOVER_S:  # a database may appear any time
             discovered = time.monotonic()
             await open_and_restore(ls, versions)
@@ -265,11 +264,10 @@ async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
             changed = versions.get(root, version) != version
             versions[root] = version
             if changed and await leave_if_moved(ls, root, ws):
-                left.append(root)
+                followed = True
             moved = moved or changed
-        if left:  # opened again where the setting now points, and published from there
+        if followed:  # opened again where the setting now points, and published from there
             await open_and_restore(ls, versions)
-            left.clear()
         if not moved:
             continue
         log.debug("another process committed; looking for changed hunks")
