@@ -7,6 +7,7 @@ and are validated here, so a wrong argument is a clear JSON-RPC error, never a c
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -117,8 +118,46 @@ class ScopeArgs(Args):
     comment: str = Field(default="", max_length=MAX_TEXT)
 
 
+PAGE = 100
+"""Hunks in a page of `baton/task` when the caller asks for pages without a `limit`."""
+MAX_PAGE = 1000
+"""The largest `limit`: a page is what one answer can carry cheaply, not the task."""
+
+
+Cursor = tuple[str, int, str]
+"""Where a page of `baton/task` ends: the last hunk's (path, base line, id), the order
+pages list hunks in. A position, not an offset, so it stays valid while hunks are
+reviewed, proposed or replaced between two pages."""
+
+
 class TaskArgs(Args):
+    """`limit` or `after` asks for one page of the hunks (docs/protocol.md); neither: all
+    of them, as before pages existed."""
+
     task_id: str = Field(alias="taskId")
+    limit: int | None = Field(default=None, ge=1, le=MAX_PAGE, strict=True)
+    after: str | None = Field(default=None, max_length=MAX_TEXT)
+    """The `next` of the previous page: opaque to clients (`encode_cursor`)."""
+
+    @property
+    def paged(self) -> bool:
+        return self.limit is not None or self.after is not None
+
+    def cursor(self) -> Cursor | None:
+        """`after` read back, or a clear error: a cursor this server never made."""
+        if self.after is None:
+            return None
+        try:
+            path, line, hunk_id = json.loads(self.after)
+        except (ValueError, TypeError):
+            raise ValueError(f"bad cursor {self.after!r}: pass the `next` of a page") from None
+        if not (isinstance(path, str) and type(line) is int and isinstance(hunk_id, str)):
+            raise ValueError(f"bad cursor {self.after!r}: pass the `next` of a page")
+        return path, line, hunk_id
+
+
+def encode_cursor(cursor: Cursor) -> str:
+    return json.dumps(list(cursor), separators=(",", ":"), ensure_ascii=False)
 
 
 class HunkView(BaseModel):
