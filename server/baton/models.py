@@ -713,17 +713,20 @@ class TaskState(Model):
         return list(self._by_path.get(path, ()))
 
     def hunks_page(
-        self, after: tuple[str, int, str] | None, limit: int
+        self,
+        after: tuple[str, int, str] | None,
+        limit: int,
+        statuses: frozenset[HunkStatus] = frozenset(HunkStatus) - {HunkStatus.SUPERSEDED},
     ) -> tuple[list[HunkState], bool]:
-        """The first `limit` live (not superseded) hunks past `after` in `page_key` order,
-        and whether more follow. It walks the files in path order, sorting one file's
-        hunks at a time, and stops once the page is full: a page costs the files it
-        reaches, not a sort of every hunk of a long task."""
+        """The first `limit` hunks with one of `statuses` (default: every live one) past
+        `after` in `page_key` order, and whether more follow. It walks the files in path
+        order, sorting one file's hunks at a time, and stops once the page is full: a page
+        costs the files it reaches, not a sort of every hunk of a long task."""
         out: list[HunkState] = []
         first = "" if after is None else after[0]
         for path in sorted(p for p in self._by_path if p >= first):
             hunks = (self.hunks[i] for i in self._by_path[path])
-            live = [h for h in hunks if h.status != HunkStatus.SUPERSEDED]
+            live = [h for h in hunks if h.status in statuses]
             if after is not None and path == after[0]:
                 live = [h for h in live if page_key(h) > after]
             out.extend(heapq.nsmallest(limit + 1 - len(out), live, key=page_key))

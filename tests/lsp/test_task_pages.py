@@ -68,11 +68,13 @@ async def task(editor: Editor, **params: Any) -> dict[str, Any]:
     return answer
 
 
-async def pages(editor: Editor, limit: int, after: str | None = None) -> list[dict[str, Any]]:
+async def pages(
+    editor: Editor, limit: int, after: str | None = None, **params: Any
+) -> list[dict[str, Any]]:
     """The pages from `after` (None: the first) to the last."""
     out = []
     while True:
-        page = await task(editor, limit=limit, **({"after": after} if after else {}))
+        page = await task(editor, limit=limit, **({"after": after} if after else {}), **params)
         assert len(page["hunks"]) <= limit
         out.append(page)
         after = page["next"]
@@ -131,6 +133,19 @@ async def test_a_cursor_names_a_position_across_reviews_and_proposals(
     assert (await task(editor, after=p.encode_cursor(cursor)))["total"] == 14
 
 
+async def test_pages_of_some_statuses(editor: Editor) -> None:
+    whole = ids(await task(editor))
+    for hunk_id in (whole[1], whole[9], whole[5]):
+        await editor.command(p.REJECT, {"hunkId": hunk_id, "taskId": "pages"})
+    rejected = await pages(editor, 2, None, status=["rejected"])
+    assert [h["id"] for page in rejected for h in page["hunks"]] == [whole[1], whole[5], whole[9]]
+    assert {page["total"] for page in rejected} == {3}
+    both = await task(editor, status=["rejected", "pending"])  # `status` alone: pages of 100
+    assert ids(both) == whole
+    assert (both["next"], both["total"]) == (None, 12)
+    assert (await task(editor, status=["accepted"]))["hunks"] == []
+
+
 @pytest.mark.parametrize(
     "params",
     [
@@ -146,6 +161,10 @@ async def test_a_cursor_names_a_position_across_reviews_and_proposals(
         {"after": '["a.py", true, "x"]'},
         {"after": 5},
         {"page": 1},
+        {"status": []},
+        {"status": ["superseded"]},
+        {"status": ["nope"]},
+        {"status": "pending"},
     ],
 )
 async def test_bad_paging_params_are_invalid_params(editor: Editor, params: dict[str, Any]) -> None:

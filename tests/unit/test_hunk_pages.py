@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from baton.lsp.protocol import LIVE
 from baton.models import HunkState, HunkStatus, TaskState, page_key
 
 BODY = "0" * 64
@@ -41,17 +42,23 @@ def state_of(specs: list[tuple[str, int, HunkStatus]]) -> TaskState:
     return state
 
 
-@given(hunks, st.integers(1, 7))
+def test_pages_can_list_every_status_but_superseded() -> None:
+    """A status added to HunkStatus must be decided on here: listed by pages, or not."""
+    assert set(LIVE) == set(HunkStatus) - {HunkStatus.SUPERSEDED}
+
+
+@given(hunks, st.integers(1, 7), st.sets(st.sampled_from(LIVE), min_size=1) | st.none())
 def test_pages_are_the_sorted_live_hunks_cut_at_each_cursor(
-    specs: list[tuple[str, int, HunkStatus]], limit: int
+    specs: list[tuple[str, int, HunkStatus]], limit: int, wanted: set[str] | None
 ) -> None:
     state = state_of(specs)
-    live = sorted(
-        (h for h in state.hunks.values() if h.status != HunkStatus.SUPERSEDED), key=page_key
-    )
+    statuses = frozenset(HunkStatus(s) for s in wanted or LIVE)
+    live = sorted((h for h in state.hunks.values() if h.status in statuses), key=page_key)
     got, after = [], None
     while True:
-        page, more = state.hunks_page(after, limit)
+        page, more = (
+            state.hunks_page(after, limit, statuses) if wanted else state.hunks_page(after, limit)
+        )
         assert len(page) <= limit
         assert more == (len(got) + len(page) < len(live))
         got.extend(page)

@@ -41,14 +41,15 @@ def register(server: BatonServer) -> None:
                     live = (h for h in state.hunks.values() if h.status != HunkStatus.SUPERSEDED)
                     hunks = hunk_views(ls, ws, a.task_id, in_review_order(live))
                     return {"version": p.PROTOCOL_VERSION, "task": view, "hunks": hunks}
-                page, more = state.hunks_page(after, a.limit or p.PAGE)
+                statuses = a.statuses()
+                page, more = state.hunks_page(after, a.limit or p.PAGE, statuses)
                 counts = view["counts"]
                 return {
                     "version": p.PROTOCOL_VERSION,
                     "task": view,
                     "hunks": hunk_views(ls, ws, a.task_id, page),
                     "next": p.encode_cursor(page_key(page[-1])) if more else None,
-                    "total": sum(counts.values()) - counts[HunkStatus.SUPERSEDED.value],
+                    "total": sum(counts[s.value] for s in statuses),
                 }
         raise ValueError(f"no task {a.task_id!r}")
 

@@ -8,12 +8,12 @@ and are validated here, so a wrong argument is a clear JSON-RPC error, never a c
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..limits import MAX_FILE_BYTES
-from ..models import MAX_TEXT
+from ..models import MAX_TEXT, HunkStatus
 
 PROTOCOL_VERSION = 2
 """2: `baton/didChangeState` names only the tasks that changed (1: every task)."""
@@ -124,6 +124,10 @@ MAX_PAGE = 1000
 """The largest `limit`: a page is what one answer can carry cheaply, not the task."""
 
 
+LiveStatus = Literal["pending", "accepted", "rejected", "applied", "undone"]
+"""The stored statuses a `baton/task` page can list (superseded hunks it never lists)."""
+LIVE = get_args(LiveStatus)
+
 Cursor = tuple[str, int, str]
 """Where a page of `baton/task` ends: the last hunk's (path, base line, id), the order
 pages list hunks in. A position, not an offset, so it stays valid while hunks are
@@ -138,10 +142,16 @@ class TaskArgs(Args):
     limit: int | None = Field(default=None, ge=1, le=MAX_PAGE, strict=True)
     after: str | None = Field(default=None, max_length=MAX_TEXT)
     """The `next` of the previous page: opaque to clients (`encode_cursor`)."""
+    status: list[LiveStatus] | None = Field(default=None, min_length=1, max_length=8)
+    """Only hunks with one of these stored statuses (the extension's accepted ones, which
+    it must see wherever they are in a long task)."""
 
     @property
     def paged(self) -> bool:
-        return self.limit is not None or self.after is not None
+        return self.limit is not None or self.after is not None or self.status is not None
+
+    def statuses(self) -> frozenset[HunkStatus]:
+        return frozenset(HunkStatus(s) for s in self.status or LIVE)
 
     def cursor(self) -> Cursor | None:
         """`after` read back, or a clear error: a cursor this server never made."""
