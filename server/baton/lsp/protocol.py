@@ -135,8 +135,8 @@ reviewed, proposed or replaced between two pages."""
 
 
 class TaskArgs(Args):
-    """`limit` or `after` asks for one page of the hunks (docs/protocol.md); neither: all
-    of them, as before pages existed."""
+    """`limit`, `after` or `status` asks for one page of the hunks (docs/protocol.md);
+    none of them: all of them, as before pages existed."""
 
     task_id: str = Field(alias="taskId")
     limit: int | None = Field(default=None, ge=1, le=MAX_PAGE, strict=True)
@@ -154,7 +154,8 @@ class TaskArgs(Args):
         return frozenset(HunkStatus(s) for s in self.status or LIVE)
 
     def cursor(self) -> Cursor | None:
-        """`after` read back, or a clear error: a cursor this server never made."""
+        """`after` read back, or a clear error for what no page's `next` looks like. Any
+        well-formed position is taken: it names a place in the order, hunk or no hunk."""
         if self.after is None:
             return None
         try:
