@@ -146,6 +146,15 @@ async def test_pages_of_some_statuses(editor: Editor) -> None:
     assert (await task(editor, status=["accepted"]))["hunks"] == []
 
 
+async def test_an_unknown_param_says_extra_forbidden(editor: Editor) -> None:
+    """What a server before pages answers to `limit`: the extension reads whole tasks when
+    it sees this word (vscode-client/src/taskPages.ts, `refusesPages`)."""
+    with pytest.raises(JsonRpcException) as caught:
+        await task(editor, cursor="x")
+    assert caught.value.code == -32602
+    assert "extra_forbidden" in str(caught.value.message)
+
+
 @pytest.mark.parametrize(
     "params",
     [
