@@ -9,6 +9,7 @@ content hash of a row in the blob table, which keeps ops and checkpoints tiny.
 from __future__ import annotations
 
 import functools
+import heapq
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -502,6 +503,12 @@ def in_review_order(hunks: Iterable[HunkState]) -> list[HunkState]:
     return sorted(hunks, key=lambda h: (h.path, h.base_line))
 
 
+def page_key(hunk: HunkState) -> tuple[str, int, str]:
+    """Review order with ties broken by id, so that a hunk's key names one position: what
+    a page of `baton/task` ends at and the next one starts after."""
+    return (hunk.path, hunk.base_line, hunk.id)
+
+
 class EffectState(Entry):
     id: str
     kind: EffectKind = "apply"
@@ -704,6 +711,28 @@ class TaskState(Model):
         quadratic; measured: 8,000 proposals in one task stalled the server for seconds
         at a time). Derived from `hunks` alone, so equal states have equal indexes."""
         return list(self._by_path.get(path, ()))
+
+    def hunks_page(
+        self,
+        after: tuple[str, int, str] | None,
+        limit: int,
+        statuses: frozenset[HunkStatus] = frozenset(HunkStatus) - {HunkStatus.SUPERSEDED},
+    ) -> tuple[list[HunkState], bool]:
+        """The first `limit` hunks with one of `statuses` (default: every live one) past
+        `after` in `page_key` order, and whether more follow. It walks the files in path
+        order, sorting one file's hunks at a time, and stops once the page is full: a page
+        costs the files it reaches, not a sort of every hunk of a long task."""
+        out: list[HunkState] = []
+        first = "" if after is None else after[0]
+        for path in sorted(p for p in self._by_path if p >= first):
+            hunks = (self.hunks[i] for i in self._by_path[path])
+            live = [h for h in hunks if h.status in statuses]
+            if after is not None and path == after[0]:
+                live = [h for h in live if page_key(h) > after]
+            out.extend(heapq.nsmallest(limit + 1 - len(out), live, key=page_key))
+            if len(out) > limit:
+                return out[:limit], True
+        return out, False
 
     def pending_ids_of(self, path: str) -> list[str]:
         """The file's pending hunks only: decided ones pile up in a long task, and a

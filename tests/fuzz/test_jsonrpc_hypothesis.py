@@ -463,6 +463,9 @@ KEYS = st.one_of(
     st.text(max_size=6),
 )
 TEXTS = st.one_of(st.text(max_size=30), st.sampled_from(HUGE))
+CURSORS = ['["calc.py",5,"c721f7508f68"]', '["calc.py",-1,""]', '["",0,""]', "[]", "null"]
+"""`baton/task` cursors: well formed (before, at or past any hunk) and not."""
+STATUSES = st.sampled_from(["pending", "accepted", "rejected", "applied", "undone", "superseded"])
 NOTIFICATION_METHODS = (
     "textDocument/didOpen",
     "textDocument/didChange",
@@ -610,7 +613,16 @@ def lsp_strategies(ws: Seeded) -> st.SearchStrategy[Call]:
             optional={"arguments": mostly(st.lists(argument, max_size=3), json_values)},
         ),
         p.TASKS: st.one_of(st.none(), st.just({}), json_values),
-        p.TASK: st.fixed_dictionaries({}, optional={"taskId": task_ids, "x": json_values}),
+        p.TASK: st.fixed_dictionaries(
+            {},
+            optional={
+                "taskId": task_ids,
+                "limit": mostly(NUMBERS, json_values),
+                "after": mostly(st.sampled_from(CURSORS) | TEXTS, json_values),
+                "status": mostly(st.lists(STATUSES | TEXTS, max_size=3), json_values),
+                "x": json_values,
+            },
+        ),
         p.HUNK: st.fixed_dictionaries({}, optional={"hunkId": hunk_ids, "taskId": task_ids}),
         "textDocument/didOpen": st.fixed_dictionaries(
             {

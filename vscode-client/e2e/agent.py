@@ -6,6 +6,8 @@
                           shapes.py, one in colors.py)
     agent.py landed WS    an agent's own tool wrote two changes to sizes.py (task 'landing':
                           landed hunks, to keep or undo)
+    agent.py long WS      a long task (task 'long': 150 pending hunks in five files, more
+                          than the Tasks view reads at first)
     agent.py state WS ID  print the stored hunks of a task as JSON (status, comment, path)
 
 The seed is the one tests/lsp/conftest.py uses, so both suites review the same proposals.
@@ -27,6 +29,8 @@ UTIL = "def greet(name):\n    return 'hello ' + name\n"
 SHAPES = "".join(f"def area{n}(x):\n    return x * {n}\n\n\n" for n in range(1, 6))
 COLORS = "RED = 1\nGREEN = 2\nBLUE = 3\n"
 SIZES = "".join(f"def size{n}():\n    return {n}\n\n\n" for n in range(1, 5))
+LONG = "".join(f"def g{n}():\n    return {n}\n" + "\n" * 8 for n in range(1, 31))
+"""Functions ten lines apart: a change to each is a hunk of its own."""
 
 
 async def seed(root: Path) -> None:
@@ -75,6 +79,17 @@ async def landed(root: Path) -> None:
         await landings.settle(task.ws, task.id, "call-1")
 
 
+async def long(root: Path) -> None:
+    async with await Worker.open(root, worker_id="agent-5", ttl=60) as worker:
+        task = await worker.begin("A long task", "change every function", task_id="long")
+        for f in range(5):
+            name = f"long{f}.py"
+            (root / name).write_text(LONG)
+            await task.read(name)
+            new = "".join(f"def g{n}():\n    return {n * 10}\n" + "\n" * 8 for n in range(1, 31))
+            await task.propose(name, new, summary="ten times")
+
+
 async def state(root: Path, task_id: str) -> None:
     ws = await Workspace.open(root)
     try:
@@ -98,6 +113,8 @@ def main(argv: list[str]) -> None:
         asyncio.run(inline(root))
     elif cmd == "landed":
         asyncio.run(landed(root))
+    elif cmd == "long":
+        asyncio.run(long(root))
     elif cmd == "state":
         asyncio.run(state(root, argv[2]))
     else:

@@ -68,10 +68,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   // Hunks the server said it wrote as it started: the tree's guess names only the others
   // (a `baton apply` or an agent while the window was away).
   let told = new Set<string>();
+  let reads = 0;
   const showWritten = async (text: string, uri: string | undefined) => {
     if ((await vscode.window.showWarningMessage(text, 'Show')) === 'Show' && uri) {
       await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: true });
     }
+  };
+  // The hunks of `before` that `hunks` lacks, as the server has them now (`baton/hunk`): on
+  // a page of their task the tree did not read. One gone since is no longer unapplied.
+  const notIn = async (hunks: readonly p.HunkView[], before: Unapplied): Promise<p.HunkView[]> => {
+    const have = new Set(hunks.map((h) => h.id));
+    const missing = Object.keys(before).filter((id) => !have.has(id));
+    const found = await Promise.all(
+      missing.map((hunkId) =>
+        client.request<p.HunkContent>(p.HUNK, { hunkId }).then((c) => c.hunk, () => undefined),
+      ),
+    );
+    return found.filter((h): h is p.HunkView => h !== undefined);
   };
   context.subscriptions.push(
     client.onDidChangeServerState((state) => {
@@ -82,18 +95,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
     }),
     tree.onDidChangeTasks((tasks) => {
       if (tasks.length === 0) return;
-      const hunks = tree.storedHunks();
-      if (firstRead) {
-        firstRead = false;
-        const before = context.workspaceState.get<Unapplied>(UNAPPLIED, {});
-        const written = writtenSince(before, hunks).filter((h) => !told.has(h.id));
-        const text = writtenMessage(written, false);
-        if (text) void showWritten(text, written[0]?.uri);
-      }
-      const now = unapplied(hunks);
-      if (JSON.stringify(now) !== JSON.stringify(context.workspaceState.get(UNAPPLIED))) {
-        void context.workspaceState.update(UNAPPLIED, now);
-      }
+      const first = firstRead;
+      firstRead = false;
+      const mine = ++reads;
+      void (async () => {
+        // A long task's tree holds its first pages only: its accepted hunks are read
+        // apart, and at the first read so are last session's unapplied ones not in sight.
+        const hunks = tree.storedHunks();
+        if (!tree.complete()) hunks.push(...(await tree.unreadAccepted()));
+        if (first) {
+          const before = context.workspaceState.get<Unapplied>(UNAPPLIED, {});
+          const away = tree.complete() ? [] : await notIn(hunks, before);
+          const written = writtenSince(before, [...hunks, ...away]).filter((h) => !told.has(h.id));
+          const text = writtenMessage(written, false);
+          if (text) void showWritten(text, written[0]?.uri);
+        }
+        const now = unapplied(hunks);
+        if (mine !== reads) return; // a later read is on its way with newer hunks
+        if (JSON.stringify(now) !== JSON.stringify(context.workspaceState.get(UNAPPLIED))) {
+          void context.workspaceState.update(UNAPPLIED, now);
+        }
+      })().catch((e: unknown) => output.warn(`hunks written since: ${messageOf(e)}`));
     }),
   );
 
@@ -212,7 +234,7 @@ async function pickHunk(
   title: string,
   filter: (h: HunkNode) => boolean = () => true,
 ): Promise<p.HunkArgs | undefined> {
-  const hunks = tree.hunks().filter(filter);
+  const hunks = (await tree.allHunks()).filter(filter);
   if (hunks.length === 0) {
     void vscode.window.showInformationMessage('Baton: no hunk to choose from.');
     return undefined;

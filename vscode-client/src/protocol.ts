@@ -82,8 +82,21 @@ export interface ScopeArgs {
   comment?: string;
 }
 
+/** Hunks in a `baton/task` page when `limit` is not given (the sidebar's page). */
+export const PAGE = 100;
+/** The largest `limit` of a `baton/task` page. */
+export const MAX_PAGE = 1000;
+
+/** `baton/task` params. `limit`, `after` or `status` ask for one page (docs/protocol.md,
+ * "Pages"); none of them: every hunk of the task. */
 export interface TaskArgs {
   taskId: string;
+  /** 1 to MAX_PAGE. */
+  limit?: number;
+  /** The `next` of the previous page, passed back as it came (opaque). */
+  after?: string;
+  /** Only hunks with one of these stored statuses. */
+  status?: Array<'pending' | 'accepted' | 'rejected' | 'applied' | 'undone'>;
 }
 
 // Payloads
@@ -152,6 +165,11 @@ export interface TasksResult {
 export interface TaskResult {
   task: TaskView;
   hunks: HunkView[];
+  /** A page's: where the next page starts (`after`), null after the last. Absent from an
+   * answer without paging (every hunk). */
+  next?: string | null;
+  /** A page's: the task's live hunks (of the statuses asked) in all. */
+  total?: number;
 }
 
 /** `baton/hunk` result (and `baton.diff`). */

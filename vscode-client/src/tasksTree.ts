@@ -3,21 +3,28 @@
 // restore, the Refresh command, a new setting or a (re)start read everything. Never polled.
 // Between two reads, each publish of a file's diagnostics moves its hunks' rows to the
 // lines the buffer has them on now (and marks them stale, or not), from what it cached.
+// A task's hunks are read a page at a time (taskPages.ts): its first page, then one more
+// each time its "N more hunks…" row is clicked; a refresh reads again as many as were read.
 
 import * as vscode from 'vscode';
 import type { BatonClient } from './client';
 import { protocolSupported, versionWarning } from './compatibility';
 import type { Placements } from './placements';
 import * as p from './protocol';
-import { detailsToFetch, EVERYTHING, RefreshQueue, type Scope, scopeOfChange } from './refresh';
-import { buildTree, children, type HunkNode, type Live, messageNode, type Node } from './treeNodes';
+import { detailsToFetch, EVERYTHING, RefreshQueue, type Scope, scopeOfChange, tasksScope } from './refresh';
+import { complete, TaskPages } from './taskPages';
+import { buildTree, children, type HunkNode, hunkNodes, type Live, messageNode, type Node } from './treeNodes';
 
 export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private nodes: Node[] = [];
   private parents = new Map<string, Node>();
   private tasks: p.TaskView[] = [];
-  /** Each listed task's last `baton/task`, kept until a change names the task again. */
+  /** Each listed task's last `baton/task` pages, kept until a change names the task again. */
   private details = new Map<string, p.TaskResult>();
+  /** Per task, the hunks to read when it is read again: more than a page once the
+   * developer asked for more (`loadMore`). */
+  private wanted = new Map<string, number>();
+  private readonly pages: TaskPages;
   private warnedVersion = false;
   /** The last `baton/tasks`, to rebuild the rows from when only positions moved. */
   private listed: p.TasksResult | undefined;
@@ -34,13 +41,20 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     private readonly client: BatonClient,
     private readonly placements: Placements,
   ) {
+    this.pages = new TaskPages((method, params) => client.request(method, params));
     this.disposables.push(
+      vscode.commands.registerCommand('baton.loadMoreHunks', (taskId?: unknown) =>
+        typeof taskId === 'string' ? this.loadMore(taskId) : undefined,
+      ),
       // Runs after the publish reached `placements` (extension.ts subscribes that first).
       client.onDidPublish(() => this.rebuild()),
       client.onDidChangeState((change) => void this.refresh(scopeOfChange(change))),
       client.onDidRefresh(() => void this.refresh()),
       client.onDidChangeServerState((state) => {
-        if (state === 'running') void this.refresh();
+        if (state === 'running') {
+          this.pages.reset();
+          void this.refresh();
+        }
         else this.show([], []);
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -53,6 +67,15 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
    * plus at most one more. */
   refresh(scope: Scope = EVERYTHING): Promise<void> {
     return this.refresher.run(scope);
+  }
+
+  /** The next page of a task's hunks: read with the task itself, through the refresh
+   * queue, so that a refresh running meanwhile cannot put back fewer. */
+  loadMore(taskId: string): Promise<void> {
+    const detail = this.details.get(taskId);
+    if (!detail || complete(detail)) return Promise.resolve();
+    this.wanted.set(taskId, detail.hunks.length + this.pages.pageSize);
+    return this.refresh(tasksScope([taskId]));
   }
 
   private async fetch(scope: Scope): Promise<void> {
@@ -83,7 +106,8 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       await Promise.all(
         detailsToFetch(listed, new Set(details.keys()), scope).map(async (id) => {
           try {
-            details.set(id, await this.client.request<p.TaskResult>(p.TASK, { taskId: id }));
+            const want = Math.max(this.wanted.get(id) ?? 0, this.details.get(id)?.hunks.length ?? 0);
+            details.set(id, await this.pages.read(id, want));
           } catch (e) {
             // Shown without its hunks; the next refresh tries again.
             details.delete(id);
@@ -93,6 +117,7 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       );
     }
     this.details = details;
+    this.wanted = new Map([...this.wanted].filter(([id]) => listed.includes(id)));
     this.listed = tasks;
     this.rebuild();
   }
@@ -130,16 +155,33 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     this.tasksEmitter.fire(tasks);
   }
 
-  /** Every hunk of the last `baton/task`s, applied ones included (the rows may hide them). */
+  /** Every hunk of the last `baton/task`s read, applied ones included (the rows may hide
+   * them). Tasks with pages unread hold more: see `complete()`. */
   storedHunks(): p.HunkView[] {
     return [...this.details.values()].flatMap((d) => d.hunks);
+  }
+
+  /** Whether `storedHunks` is every hunk of every task listed (no page left unread). */
+  complete(): boolean {
+    return [...this.details.values()].every(complete);
+  }
+
+  /** The accepted hunks of the tasks with pages unread, wherever they sort: what
+   * `storedHunks` may lack of the hunks still to be written. */
+  async unreadAccepted(): Promise<p.HunkView[]> {
+    const partial = [...this.details.values()].filter((d) => !complete(d));
+    const lists = await Promise.all(
+      partial.map((d) => this.pages.withStatus(d.task.id, ['accepted']).catch(() => [] as p.HunkView[])),
+    );
+    const read = new Set(this.storedHunks().map((h) => h.id));
+    return lists.flat().filter((h) => !read.has(h.id));
   }
 
   currentTasks(): p.TaskView[] {
     return this.tasks;
   }
 
-  /** Every hunk in the tree, in tree order. */
+  /** Every hunk in the tree, in tree order (the pages read so far). */
   hunks(): HunkNode[] {
     const out: HunkNode[] = [];
     const walk = (node: Node) => {
@@ -148,6 +190,18 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     };
     this.nodes.forEach(walk);
     return out;
+  }
+
+  /** Every hunk the tree would show with all pages read, in tree order: the rows, then
+   * per task the pages it has not read (read now, and not kept: a pick from the palette
+   * must offer every hunk, and the tree stays as short as it was). */
+  async allHunks(): Promise<HunkNode[]> {
+    const showApplied = vscode.workspace.getConfiguration('baton').get<boolean>('showApplied', false);
+    const options = { showApplied, now: Date.now() / 1000, live: this.live() };
+    const rest = await Promise.all(
+      [...this.details.values()].map(async (d) => (complete(d) ? [] : hunkNodes(await this.pages.rest(d), options))),
+    );
+    return [...this.hunks(), ...rest.flat()];
   }
 
   findHunk(hunkId: string): HunkNode | undefined {
@@ -185,6 +239,8 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       item.command = { title: 'Open File', command: 'vscode.open', arguments: [item.resourceUri] };
     } else if (node.kind === 'hunk') {
       item.command = { title: 'Go to Hunk', command: 'baton.revealHunk', arguments: [node] };
+    } else if (node.kind === 'more') {
+      item.command = { title: 'Show More Hunks', command: 'baton.loadMoreHunks', arguments: [node.taskId] };
     }
     return item;
   }

@@ -18,6 +18,7 @@ import {
   taskTooltip,
 } from './labels';
 import type * as p from './protocol';
+import { unread } from './taskPages';
 
 interface NodeBase {
   /** Stable across refreshes, so VS Code keeps expansion and selection. */
@@ -33,7 +34,7 @@ interface NodeBase {
 export interface TaskNode extends NodeBase {
   kind: 'task';
   task: p.TaskView;
-  children: Array<PlanNode | FileNode>;
+  children: Array<PlanNode | FileNode | MoreNode>;
 }
 
 export interface PlanNode extends NodeBase {
@@ -63,12 +64,21 @@ export interface HunkNode extends NodeBase {
   shown: string;
 }
 
+/** The last row of a task whose hunks are not all read: "N more hunks…", which reads
+ * the next page (`baton.loadMoreHunks`). */
+export interface MoreNode extends NodeBase {
+  kind: 'more';
+  taskId: string;
+  /** Hunks not read yet. */
+  unread: number;
+}
+
 /** A one-line row standing for the whole tree (protocol mismatch, a failed request). */
 export interface MessageNode extends NodeBase {
   kind: 'message';
 }
 
-export type Node = TaskNode | PlanNode | StepNode | FileNode | HunkNode | MessageNode;
+export type Node = TaskNode | PlanNode | StepNode | FileNode | HunkNode | MoreNode | MessageNode;
 
 export function children(node: Node): Node[] {
   switch (node.kind) {
@@ -212,19 +222,44 @@ export function planNode(taskId: string, steps: p.TaskStep[]): PlanNode {
   };
 }
 
-export function taskNode(
-  task: p.TaskView,
-  hunks: p.HunkView[] | undefined,
-  options: BuildOptions,
-): TaskNode {
-  const shownHunks = (hunks ?? [])
+/** The rows of these hunks (as `baton/task` gave them), as a task shows them: at their
+ * latest positions, without superseded ones, nor applied ones unless asked. */
+export function hunkNodes(hunks: readonly p.HunkView[], options: BuildOptions): HunkNode[] {
+  return hunks
     .filter((h) => h.status !== 'superseded')
     .map((h) => liveHunk(h, options.live?.get(h.id)))
     .filter((h) => options.showApplied || h.status !== 'applied')
     .map(hunkNode);
-  const kids: Array<PlanNode | FileNode> = [];
+}
+
+export function moreNode(task: p.TaskView, unread: number): MoreNode {
+  const what = unread === 1 ? '1 more hunk' : `${unread.toLocaleString('en-US')} more hunks`;
+  return {
+    kind: 'more',
+    id: `more:${task.root}:${task.id}`,
+    taskId: task.id,
+    unread,
+    label: `${what}…`,
+    description: '',
+    tooltip: `This task has ${what} than the view read so far: click to read the next ones.`,
+    icon: { id: 'ellipsis' },
+    contextValue: 'baton.more',
+    expanded: false,
+  };
+}
+
+/** A task's row. `detail` is its `baton/task` as read so far (undefined: not read); a
+ * detail with pages still unread ends with a "more" row. */
+export function taskNode(
+  task: p.TaskView,
+  detail: p.TaskResult | undefined,
+  options: BuildOptions,
+): TaskNode {
+  const kids: Array<PlanNode | FileNode | MoreNode> = [];
   if (task.steps.length > 0) kids.push(planNode(task.id, task.steps));
-  kids.push(...fileNodes(task.id, shownHunks));
+  kids.push(...fileNodes(task.id, hunkNodes(detail?.hunks ?? [], options)));
+  const left = detail ? unread(detail) : 0;
+  if (left > 0) kids.push(moreNode(task, left));
   const pending = task.counts.pending ?? 0;
   return {
     kind: 'task',
@@ -248,7 +283,7 @@ export function buildTree(
   options: BuildOptions,
 ): Node[] {
   if (!protocolSupported(tasks.version)) return [versionMessage(tasks.version)];
-  return tasks.tasks.map((t) => taskNode(t, details.get(t.id)?.hunks, options));
+  return tasks.tasks.map((t) => taskNode(t, details.get(t.id), options));
 }
 
 export function messageNode(id: string, label: string, tooltip = label): MessageNode {

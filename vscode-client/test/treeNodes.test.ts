@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as p from '../src/protocol';
-import { buildTree, children, type FileNode, hunkNode, liveHunk, type Node, type PlanNode, type TaskNode } from '../src/treeNodes';
+import { buildTree, children, type FileNode, hunkNode, liveHunk, type MoreNode, type Node, type PlanNode, type TaskNode } from '../src/treeNodes';
 import { details, hunk, HUNKS, NOW, task, tasksResult } from './fixtures';
 
 const OPTIONS = { showApplied: false, now: NOW };
@@ -65,6 +65,23 @@ describe('the tree', () => {
   it('shows a task whose details failed with its plan and no files', () => {
     const t = buildTree(tasksResult(), new Map(), OPTIONS)[0] as TaskNode;
     assert.deepEqual(t.children.map((c) => c.kind), ['plan']);
+  });
+
+  it('ends a task whose pages are not all read with a row that reads more', () => {
+    const page = { task: task(), hunks: HUNKS.slice(0, 2), next: '["calc.py",17,"2f363904591e"]', total: 3 };
+    const t = buildTree(tasksResult(), details(page), OPTIONS)[0] as TaskNode;
+    assert.deepEqual(t.children.map((c) => c.kind), ['plan', 'file', 'more']);
+    const more = t.children[2] as MoreNode;
+    assert.deepEqual([more.label, more.taskId, more.unread], ['1 more hunk…', 'tidy', 1]);
+    assert.equal(more.id, 'more:/tmp/cap/ws1:tidy');
+    assert.deepEqual(children(more), []);
+    const many = buildTree(tasksResult(), details({ ...page, total: 1234 }), OPTIONS)[0] as TaskNode;
+    assert.equal(many.children.at(-1)!.label, '1,232 more hunks…');
+    // The last page in (or an answer without pages): no such row.
+    for (const last of [{ ...page, next: null }, { task: task(), hunks: HUNKS }]) {
+      const done = buildTree(tasksResult(), details(last), OPTIONS)[0] as TaskNode;
+      assert.deepEqual(done.children.map((c) => c.kind), ['plan', 'file']);
+    }
   });
 
   it('has ids that stay the same across refreshes and differ between tasks and roots', () => {

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import HunkStatus, in_review_order
+from ..models import HunkStatus, in_review_order, page_key
 from . import protocol as p
 from .state import BatonServer, store_request
-from .views import hunk_content, hunk_view, task_view
+from .views import hunk_content, hunk_views, task_view
 
 
 def register(server: BatonServer) -> None:
@@ -29,18 +29,27 @@ def register(server: BatonServer) -> None:
     @store_request
     async def task(ls: BatonServer, params: Any) -> dict[str, Any]:
         a = p.parse_params(p.TaskArgs, params)
+        after = a.cursor()
         for ws in ls.workspaces.values():
             if a.task_id in await ws.task_ids():
                 info = await ws.store.task(a.task_id)
                 state = await ws.state(a.task_id)
-                # Superseded hunks left out before sorting: a long task has many more of
-                # them than of any other.
-                live = (h for h in state.hunks.values() if h.status != HunkStatus.SUPERSEDED)
-                hunks = [hunk_view(ls, ws, a.task_id, h) for h in in_review_order(live)]
+                view = task_view(ws, state, info.worker, info.lease_expires)
+                if not a.paged:
+                    # Superseded hunks left out before sorting: a long task has many more
+                    # of them than of any other.
+                    live = (h for h in state.hunks.values() if h.status != HunkStatus.SUPERSEDED)
+                    hunks = hunk_views(ls, ws, a.task_id, in_review_order(live))
+                    return {"version": p.PROTOCOL_VERSION, "task": view, "hunks": hunks}
+                statuses = a.statuses()
+                page, more = state.hunks_page(after, a.limit or p.PAGE, statuses)
+                counts = view["counts"]
                 return {
                     "version": p.PROTOCOL_VERSION,
-                    "task": task_view(ws, state, info.worker, info.lease_expires),
-                    "hunks": hunks,
+                    "task": view,
+                    "hunks": hunk_views(ls, ws, a.task_id, page),
+                    "next": p.encode_cursor(page_key(page[-1])) if more else None,
+                    "total": sum(counts[s.value] for s in statuses),
                 }
         raise ValueError(f"no task {a.task_id!r}")
 

@@ -7,12 +7,13 @@ and are validated here, so a wrong argument is a clear JSON-RPC error, never a c
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+import json
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..limits import MAX_FILE_BYTES
-from ..models import MAX_TEXT
+from ..models import MAX_TEXT, HunkStatus
 
 PROTOCOL_VERSION = 2
 """2: `baton/didChangeState` names only the tasks that changed (1: every task)."""
@@ -117,8 +118,57 @@ class ScopeArgs(Args):
     comment: str = Field(default="", max_length=MAX_TEXT)
 
 
+PAGE = 100
+"""Hunks in a page of `baton/task` when the caller asks for pages without a `limit`."""
+MAX_PAGE = 1000
+"""The largest `limit`: a page is what one answer can carry cheaply, not the task."""
+
+
+LiveStatus = Literal["pending", "accepted", "rejected", "applied", "undone"]
+"""The stored statuses a `baton/task` page can list (superseded hunks it never lists)."""
+LIVE = get_args(LiveStatus)
+
+Cursor = tuple[str, int, str]
+"""Where a page of `baton/task` ends: the last hunk's (path, base line, id), the order
+pages list hunks in. A position, not an offset, so it stays valid while hunks are
+reviewed, proposed or replaced between two pages."""
+
+
 class TaskArgs(Args):
+    """`limit`, `after` or `status` asks for one page of the hunks (docs/protocol.md);
+    none of them: all of them, as before pages existed."""
+
     task_id: str = Field(alias="taskId")
+    limit: int | None = Field(default=None, ge=1, le=MAX_PAGE, strict=True)
+    after: str | None = Field(default=None, max_length=MAX_TEXT)
+    """The `next` of the previous page: opaque to clients (`encode_cursor`)."""
+    status: list[LiveStatus] | None = Field(default=None, min_length=1, max_length=8)
+    """Only hunks with one of these stored statuses (the extension's accepted ones, which
+    it must see wherever they are in a long task)."""
+
+    @property
+    def paged(self) -> bool:
+        return self.limit is not None or self.after is not None or self.status is not None
+
+    def statuses(self) -> frozenset[HunkStatus]:
+        return frozenset(HunkStatus(s) for s in self.status or LIVE)
+
+    def cursor(self) -> Cursor | None:
+        """`after` read back, or a clear error for what no page's `next` looks like. Any
+        well-formed position is taken: it names a place in the order, hunk or no hunk."""
+        if self.after is None:
+            return None
+        try:
+            path, line, hunk_id = json.loads(self.after)
+        except (ValueError, TypeError):
+            raise ValueError(f"bad cursor {self.after!r}: pass the `next` of a page") from None
+        if not (isinstance(path, str) and type(line) is int and isinstance(hunk_id, str)):
+            raise ValueError(f"bad cursor {self.after!r}: pass the `next` of a page")
+        return path, line, hunk_id
+
+
+def encode_cursor(cursor: Cursor) -> str:
+    return json.dumps(list(cursor), separators=(",", ":"), ensure_ascii=False)
 
 
 class HunkView(BaseModel):

@@ -353,6 +353,33 @@ def hunk_view(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> 
     uri = ls.uri_for(ws, hunk.path)
     shown = ls.views.get(uri)
     here = next((x for x in shown.placed if x.hunk.id == hunk.id), None) if shown else None
+    return _hunk_view(task_id, hunk, uri, here)
+
+
+def hunk_views(
+    ls: BatonServer, ws: Workspace, task_id: str, hunks: Iterable[HunkState]
+) -> list[dict[str, Any]]:
+    """`hunk_view` of many hunks, each file's placements looked up once: one by one, a
+    file's every hunk scanned the file's every placement."""
+    out = []
+    placed: dict[str, tuple[str, dict[str, Placed]]] = {}
+    for hunk in hunks:
+        found = placed.get(hunk.path)
+        if found is None:
+            uri = ls.uri_for(ws, hunk.path)
+            shown = ls.views.get(uri)
+            found = placed[hunk.path] = (uri, _first_by_id(shown))
+        uri, here = found
+        out.append(_hunk_view(task_id, hunk, uri, here.get(hunk.id)))
+    return out
+
+
+def _first_by_id(shown: FileView | None) -> dict[str, Placed]:
+    """Each hunk's placement in the file, the first if it has two (as `hunk_view` finds)."""
+    return {x.hunk.id: x for x in reversed(shown.placed)} if shown is not None else {}
+
+
+def _hunk_view(task_id: str, hunk: HunkState, uri: str, here: Placed | None) -> dict[str, Any]:
     status = "stale" if here is not None and here.shown == "stale" else hunk.status.value
     return p.HunkView(
         id=hunk.id,

@@ -37,6 +37,7 @@ export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', timeout: 60_000, color: false, reporter: 'dot' });
   mocha.addFile(path.join(__dirname, 'baton.test.js'));
   mocha.addFile(path.join(__dirname, 'inline.test.js')); // goes on in the same workspace
+  mocha.addFile(path.join(__dirname, 'pages.test.js')); // and a long task last
   return new Promise((resolve, reject) => {
     try {
       const runner = mocha.run((failures) =>
