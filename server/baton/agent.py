@@ -75,7 +75,7 @@ from .patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from .review import known_hunks
 from .store import LeaseHeld, NewOp, StaleEpoch, StoreError, TaskNotFound
 from .store.sqlite import Clock
-from .workspace import Workspace
+from .workspace import Workspace, store_config
 
 log = logging.getLogger(__name__)
 
@@ -210,11 +210,21 @@ class Proposal:
 class Worker:
     """One agent process's handle on a workspace."""
 
-    def __init__(self, ws: Workspace, worker_id: str, ttl: float) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        worker_id: str,
+        ttl: float,
+        *,
+        clock: Clock = time.time,
+        inline: bool = True,
+    ) -> None:
         self.ws = ws
         self.worker_id = worker_id
         self.ttl = ttl
         self._tasks: list[Task] = []
+        self._opening = (clock, inline)
+        """How `ws` was opened, so that `follow` opens the new place alike."""
 
     @classmethod
     async def open(
@@ -233,7 +243,28 @@ class Worker:
         the agent writes (the MCP server does), so that it never waits on an fsync."""
         ttl = lease_seconds(ttl)
         ws = await Workspace.open(root, clock=clock, inline=inline)
-        return cls(ws, worker_id or default_worker_id(), ttl)
+        return cls(ws, worker_id or default_worker_id(), ttl, clock=clock, inline=inline)
+
+    async def follow(self) -> bool:
+        """Whether the workspace moved (`baton migrate --write-config` sealed the SQLite
+        file this worker had open, and the folder's setting now names the new place) and
+        this worker now works there: the same tasks at the same epochs, their heartbeats
+        going on there (the move copied the leases). Call it when a write fails with
+        StoreUnavailable, then make the call again: every op recorded before the seal was
+        copied, so the retry finds what it had already recorded under the same keys."""
+        try:
+            if await self.ws.store.moved_to() is None:
+                return False
+            if store_config(self.ws.root).sqlite_path is not None:
+                return False  # sealed, but no setting names the new place yet
+        except StoreError:
+            return False
+        clock, inline = self._opening
+        old, self.ws = self.ws, await Workspace.open(self.ws.root, clock=clock, inline=inline)
+        for task in self._tasks:
+            task.ws = self.ws
+        await old.close()
+        return True
 
     async def __aenter__(self) -> Worker:
         return self

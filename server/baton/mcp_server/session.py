@@ -70,6 +70,11 @@ class AgentSession:
                             await task.release()
         await worker.close()
 
+    async def follow(self) -> bool:
+        """Whether the workspace moved and this server now serves it where it went
+        (Worker.follow): the agent's tools go on with the same tasks."""
+        return self.opened is not None and await self.opened.follow()
+
     @property
     def worker(self) -> Worker:
         if self.opened is None:

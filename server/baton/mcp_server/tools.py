@@ -50,7 +50,7 @@ from ..calls import (
     WaitArgs,
 )
 from ..models import HunkStatus
-from ..store import TaskClosed, TaskExists, TaskNotFound
+from ..store import StoreUnavailable, TaskClosed, TaskExists, TaskNotFound
 from . import progress
 from .errors import guarded
 from .results import (
@@ -139,6 +139,13 @@ class DeclaredTool:
                 given.append(args.model_validate(kwargs))
             if with_context:
                 given.append(ctx)
+            try:
+                return await run(*given)
+            except StoreUnavailable:
+                if not await session.follow():
+                    raise
+            # The workspace moved (`baton migrate --write-config`): the call once more,
+            # there; what it recorded before the move was copied, and is found by its keys.
             return await run(*given)
 
         params = self.parameters()
