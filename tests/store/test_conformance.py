@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from baton.fold import rebuild
+from baton.hashing import digest
 from baton.limits import InvalidInput
 from baton.models import ContextText, OpKind, StepSet, StepStatus, TaskFinished
 from baton.store import (
@@ -337,6 +338,27 @@ async def test_state_survives_reopen(backend: Backend, tmp_path: Path) -> None:
         assert await again.state("t") == before
     finally:
         await again.close()
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+async def test_an_append_stores_its_blobs_with_it_and_a_refused_one_none(
+    store: Store, count: int
+) -> None:
+    """None, one (the common case: a file read) or several: each kind of append the
+    stores write differently. Replayed, the stored entry; fenced, no blob is left."""
+    epoch = await started(store)
+    datas = [f"blob {count}.{n}".encode() for n in range(count)]
+    blobs = {digest(d): d for d in datas}
+    op = NewOp("with-blobs", "t", epoch, OpKind.CONTEXT_NOTE, ContextText(text="b"), blobs)
+    first = await store.append(op)
+    assert await store.append(op) == first
+    assert await store.get_blobs(list(blobs)) == blobs
+    await store.claim("t", "w2", 30, take_from="w1")
+    stale = {digest(b"zombie's"): b"zombie's"}
+    zombie = NewOp("zombie", "t", epoch, OpKind.CONTEXT_NOTE, ContextText(text="z"), stale)
+    with pytest.raises(StaleEpoch):
+        await store.append(zombie)
+    assert await store.get_blobs(list(stale)) == {}
 
 
 async def test_many_blobs_in_one_read_skip_missing_and_corrupt(

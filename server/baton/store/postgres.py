@@ -119,7 +119,21 @@ _NOW = "coalesce(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)
 _OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
 _TASK_COLUMNS = "task_id, title, status, epoch, worker, lease_expires, created"
 
-_APPEND = f"""
+
+def _append_sql(blobs_from: str | None) -> str:
+    blobs = (
+        ""
+        if blobs_from is None
+        else f""", blobs AS (
+    INSERT INTO baton.blobs(ws, hash, size, data)
+    SELECT %(ws)s, b.hash, b.size, b.data
+    FROM {blobs_from} AS b(hash, size, data)
+    WHERE EXISTS (SELECT 1 FROM next)
+    ORDER BY b.hash
+    ON CONFLICT DO NOTHING
+)"""
+    )
+    return f"""
 WITH fence AS (
     SELECT 1 FROM baton.tasks
     WHERE ws = %(ws)s AND task_id = %(task)s AND epoch = %(epoch)s AND status = 'open'
@@ -130,24 +144,27 @@ WITH fence AS (
       AND (NOT %(fenced)s OR EXISTS (SELECT 1 FROM fence))
       AND NOT EXISTS (SELECT 1 FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s)
     RETURNING last_lsn
-), blobs AS (
-    INSERT INTO baton.blobs(ws, hash, size, data)
-    SELECT %(ws)s, b.hash, b.size, b.data
-    FROM unnest(%(hashes)s::text[], %(sizes)s::bigint[], %(datas)s::bytea[]) AS b(hash, size, data)
-    WHERE EXISTS (SELECT 1 FROM next)
-    ORDER BY b.hash
-    ON CONFLICT DO NOTHING
-)
+){blobs}
 INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
 SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
 FROM next
 RETURNING lsn, at
 """
-"""An append, whole: one statement in its own (implicit) transaction, so one round trip
-and the commit. The fence takes the task's row `FOR SHARE` only if the epoch is current
-and the task open; the workspace's row lock gives the next lsn (held to the commit: lsn
-order is commit order); the blobs go in only if the op does, in hash order, after both
-locks (every writer's lock order: task, workspace, blobs — put_blobs takes blobs alone).
+
+
+_APPEND = {
+    0: _append_sql(None),
+    1: _append_sql("(VALUES (%(hash)s::text, %(size)s::bigint, %(data)s::bytea))"),
+    2: _append_sql("unnest(%(hashes)s::text[], %(sizes)s::bigint[], %(datas)s::bytea[])"),
+}
+"""An append, whole, by the number of its blobs (0, 1, more): one statement in its own
+(implicit) transaction, so one round trip and the commit. One blob — the common case, a
+file read — goes as plain parameters, which psycopg adapts in ~60 µs less CPU than three
+arrays (of an append's ~230 µs in psycopg). The fence takes the task's row `FOR SHARE`
+only if the epoch is current and the task open; the workspace's row lock gives the next
+lsn (held to the commit: lsn order is commit order); the blobs go in only if the op does,
+in hash order, after both locks (every writer's lock order: task, workspace, blobs —
+put_blobs takes blobs alone).
 Refused (fenced, or the op_id already there): nothing is written, no row comes back. A
 racing twin that committed the same op_id after this statement's snapshot makes the
 insert fail on the unique key, which aborts the statement whole (no lsn used, no blob
@@ -401,14 +418,19 @@ class PostgresStore:
             fenced=op.is_fenced,
         )
         ordered = sorted(op.blobs.items())
-        params["hashes"] = [h for h, _ in ordered]
-        params["sizes"] = [len(d) for _, d in ordered]
-        params["datas"] = [d for _, d in ordered]
+        if len(ordered) == 1:
+            ((params["hash"], params["data"]),) = ordered
+            params["size"] = len(params["data"])
+        else:
+            params["hashes"] = [h for h, _ in ordered]
+            params["sizes"] = [len(d) for _, d in ordered]
+            params["datas"] = [d for _, d in ordered]
+        statement = _APPEND[min(len(ordered), 2)]
 
         async def job() -> Op:
             async with self._connection() as conn:
                 try:
-                    cur = await conn.execute(_APPEND, params)  # commits here, alone
+                    cur = await conn.execute(statement, params)  # commits here, alone
                 except errors.UniqueViolation:
                     raise _Refused from None
                 row = await cur.fetchone()
