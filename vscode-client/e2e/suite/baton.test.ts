@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension';
 import type * as p from '../../src/protocol';
 import type { HunkNode } from '../../src/treeNodes';
+import { type Probe, waitFor as poll } from './waiting';
 
 const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
 
@@ -57,22 +58,8 @@ async function stored(taskId: string): Promise<StoredHunk[]> {
   return (JSON.parse(await agent('state', folder(), taskId)) as { hunks: StoredHunk[] }).hunks;
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value) return value;
-      last = value;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${String(last)})\n${describe()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function waitFor<T>(what: string, probe: Probe<T>, ms = 20_000): Promise<T> {
+  return poll(what, probe, ms, () => describe());
 }
 
 /** Set by the suite: what the tree, status bar and diagnostics show, for timeout messages. */

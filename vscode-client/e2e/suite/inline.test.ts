@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension';
 import type { HunkNode } from '../../src/treeNodes';
+import { type Probe, waitFor as poll } from './waiting';
 
 const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
 
@@ -40,22 +41,8 @@ function cli(...args: string[]): Promise<string> {
 
 let describe: () => string = () => '';
 
-/** Polls a condition every 100 ms up to a generous deadline (a busy 2-core machine): no
- * fixed sleeps. */
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value) return value;
-      last = value;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${String(last)})\n${describe()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function waitFor<T>(what: string, probe: Probe<T>, ms = 30_000): Promise<T> {
+  return poll(what, probe, ms, () => describe());
 }
 
 suite('The inline view, next / previous, the hunk at the cursor', () => {

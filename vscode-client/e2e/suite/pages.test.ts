@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension';
 import * as p from '../../src/protocol';
 import type { MoreNode, Node, TaskNode } from '../../src/treeNodes';
+import { waitFor } from './waiting';
 
 const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
 
@@ -24,22 +25,6 @@ function agent(...args: string[]): Promise<string> {
       else resolve(stdout);
     });
   });
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value) return value;
-      last = value;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${String(last)})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 suite('A long task in the Tasks view, a page at a time', () => {
