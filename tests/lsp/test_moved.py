@@ -24,6 +24,18 @@ from .conftest import start_editor, stop_editor
 pytestmark = pytest.mark.parametrize("store_backend", ["sqlite"], indirect=True)
 
 
+async def migrate(root: Path, server: PgServer, ws_id: str) -> None:
+    """`baton migrate --write-config` as a developer runs it, in the folder."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BATON_")}
+    moved = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "baton", "migrate", "--to", server.url,
+        "--workspace-id", ws_id, "--write-config",
+        cwd=root, env=env, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, stderr = await moved.communicate()
+    assert moved.returncode == 0, stderr
+
+
 async def test_the_editor_follows_the_workspace_to_postgres(
     seeded: Path, store_backend: str, pg_server: PgServer
 ) -> None:
@@ -35,14 +47,7 @@ async def test_the_editor_follows_the_workspace_to_postgres(
             lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
         )
         ws_id = fresh_workspace()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BATON_")}
-        moved = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "baton", "migrate", "--to", pg_server.url,
-            "--workspace-id", ws_id, "--write-config",
-            cwd=seeded, env=env, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        _, stderr = await moved.communicate()
-        assert moved.returncode == 0, stderr
+        await migrate(seeded, pg_server, ws_id)
         said = await editor.until(
             lambda: [m.message for m in editor.messages if "following it there" in m.message]
         )
@@ -70,3 +75,24 @@ async def test_the_editor_follows_the_workspace_to_postgres(
         state = await ws.state("tidy")
     assert state.hunks[rejected].status == HunkStatus.REJECTED
     assert state.hunks[rejected].comment == "keep it"
+
+
+async def test_a_server_started_on_a_sealed_file_says_what_is_missing(
+    seeded: Path, store_backend: str, pg_server: PgServer
+) -> None:
+    """Sealed, but the folder's setting was lost (a crash between the seal and the config,
+    or the file deleted): the server says so at its start, shows the state, and a decision
+    is refused with the same words instead of being recorded in the sealed file."""
+    await migrate(seeded, pg_server, fresh_workspace())
+    (seeded / ".baton" / "config").unlink()
+    editor = await start_editor(seeded, client_capabilities("visual-studio-code"))
+    try:
+        uri = editor.uri("calc.py")
+        diags = await editor.until(
+            lambda: len(editor.diagnostics(uri)) == 3 and editor.diagnostics(uri)
+        )
+        await editor.until(lambda: [m for m in editor.messages if "does not name it" in m.message])
+        with pytest.raises(Exception, match="moved to"):
+            await editor.command("baton.reject", {"hunkId": diags[0].data["hunkId"]})
+    finally:
+        await stop_editor(editor)

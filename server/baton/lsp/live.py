@@ -51,6 +51,9 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
     """Settle what a crash left half-done (from the files on disk), publish, and say what
     was restored — for the folders opened at start-up and for each one opened later."""
     summaries = []
+    # A file sealed by a move before this start: said now, not at the next commit (none
+    # will come); or, had the setting come to name the new place meanwhile, followed.
+    roots = [r for r in roots if not await leave_if_moved(ls, r, ls.workspaces[r])]
     await ls.states()  # one look at every folder serves the whole restore
     for root in roots:
         ws = ls.workspaces[root]
