@@ -16,7 +16,7 @@ from baton.models import Op
 from baton.workspace import Workspace
 
 from . import checks
-from .conftest import DEAD_PEER_S, Fleet
+from .conftest import DEAD_PEER_S, Fleet, Proc
 
 TASK = "cut"
 
@@ -42,6 +42,26 @@ def assert_late_acks_predate(acked: dict[str, int], before_mend: dict[str, int],
     assert all(lsn < claim.lsn for lsn in late.values()), (late, claim.lsn)
 
 
+async def fenced_once_mended(
+    fleet: Fleet, ws: Workspace, w1: Proc, w2: Proc, expiry: float
+) -> float:
+    """w1's link back after w2 took its task over: w1 is fenced and exits, the takeover came
+    after the lease's expiry, and the log holds what each was told committed, once; a
+    late acknowledgement of w1's predates the takeover. Seconds from expiry to the claim."""
+    acked_before_mend = w1.acknowledged()
+    fleet.hosts.mend("w1")
+    await w1.line(lambda x: x.startswith("fenced "), timeout=120)
+    assert await w1.exit() == 3, w1.tail()
+    ops = await checks.log_of(ws, TASK)
+    claim = checks.claim_of(ops, 2)
+    assert claim.at >= expiry, "taken over before the lease expired"
+    assert_late_acks_predate(w1.acknowledged(), acked_before_mend, claim)
+    checks.assert_acknowledged_kept(ops, w1.acknowledged(), w2.acknowledged())
+    checks.assert_once(ops)
+    checks.assert_fenced_after(ops, 2)
+    return claim.at - expiry
+
+
 async def test_a_worker_cut_off_mid_append_is_fenced_when_its_link_is_back(
     fleet: Fleet, tmp_path: Path
 ) -> None:
@@ -59,21 +79,11 @@ async def test_a_worker_cut_off_mid_append_is_fenced_when_its_link_is_back(
         await w1.line(lambda x: x.startswith("unavailable"), timeout=30 + 10 * DEAD_PEER_S)
         noticed = time.monotonic() - cut_at
         await w2.line(lambda x: x.startswith("ok ") and x.endswith(" 4"), timeout=120)
-        acked_before_mend = w1.acknowledged()
-        fleet.hosts.mend("w1")
-        await w1.line(lambda x: x.startswith("fenced "), timeout=120)
-        assert await w1.exit() == 3, w1.tail()
-        ops = await checks.log_of(ws, TASK)
-        claim = checks.claim_of(ops, 2)
-        assert claim.at >= expiry, "taken over before the lease expired"
+        waited = await fenced_once_mended(fleet, ws, w1, w2, expiry)
         print(
             f"\ncut off with its sessions {states}: noticed by the worker after "
-            f"{noticed:.1f} s; lease expiry → w2's claim {claim.at - expiry:.2f} s"
+            f"{noticed:.1f} s; lease expiry → w2's claim {waited:.2f} s"
         )
-        assert_late_acks_predate(w1.acknowledged(), acked_before_mend, claim)
-        checks.assert_acknowledged_kept(ops, w1.acknowledged(), w2.acknowledged())
-        checks.assert_once(ops)
-        checks.assert_fenced_after(ops, 2)
         info = await ws.store.task(TASK)
         assert (info.epoch, info.worker) == (2, "w2")
 
@@ -100,15 +110,5 @@ async def test_a_worker_cut_off_inside_a_transaction_holds_nothing_for_long(
         assert expiry is not None
         w2 = await fleet.worker("w2", tmp_path / "w2", TASK, "--notes", "5", "--hold")
         await w2.line(lambda x: x.startswith("ok ") and x.endswith(" 4"), timeout=120)
-        acked_before_mend = w1.acknowledged()
-        fleet.hosts.mend("w1")
-        await w1.line(lambda x: x.startswith("fenced "), timeout=120)
-        assert await w1.exit() == 3, w1.tail()
-        ops = await checks.log_of(ws, TASK)
-        claim = checks.claim_of(ops, 2)
-        assert claim.at >= expiry, "taken over before the lease expired"
-        print(f"\ncut inside a transaction: lease expiry → w2's claim {claim.at - expiry:.2f} s")
-        assert_late_acks_predate(w1.acknowledged(), acked_before_mend, claim)
-        checks.assert_acknowledged_kept(ops, w1.acknowledged(), w2.acknowledged())
-        checks.assert_once(ops)
-        checks.assert_fenced_after(ops, 2)
+        waited = await fenced_once_mended(fleet, ws, w1, w2, expiry)
+        print(f"\ncut inside a transaction: lease expiry → w2's claim {waited:.2f} s")

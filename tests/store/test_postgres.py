@@ -7,6 +7,7 @@ SQLite path never importing psycopg."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import time
@@ -317,14 +318,26 @@ async def listening(store: PostgresStore) -> None:
     store.feed.forget()
 
 
-async def test_a_notification_wakes_a_waiter_at_once(pg_server: PgServer) -> None:
-    """With a safety net of a minute, only the NOTIFY of the append's transaction can end
-    the wait within the test's ten seconds."""
+@contextlib.asynccontextmanager
+async def writer_and_waiter(
+    pg_server: PgServer,
+) -> AsyncIterator[tuple[PostgresStore, PostgresStore, int]]:
+    """Two stores on one fresh workspace, a task begun by the writer: (writer, waiter, the
+    task's epoch)."""
     workspace = fresh_workspace()
     writer = await PostgresStore.open(pg_server.url, workspace)
     waiter = await PostgresStore.open(pg_server.url, workspace)
     try:
-        epoch = await writer.begin("t", "T", "", "w", 30)
+        yield writer, waiter, await writer.begin("t", "T", "", "w", 30)
+    finally:
+        await writer.close()
+        await waiter.close()
+
+
+async def test_a_notification_wakes_a_waiter_at_once(pg_server: PgServer) -> None:
+    """With a safety net of a minute, only the append's NOTIFY can end the wait within the
+    test's ten seconds."""
+    async with writer_and_waiter(pg_server) as (writer, waiter, epoch):
         waiter.feed.safety_s = 60
         await listening(waiter)
         seen = await waiter.data_version()
@@ -332,19 +345,12 @@ async def test_a_notification_wakes_a_waiter_at_once(pg_server: PgServer) -> Non
         await writer.append(note("n", "x", epoch))
         await asyncio.wait_for(waiting, 10)
         assert await waiter.data_version() != seen
-    finally:
-        await writer.close()
-        await waiter.close()
 
 
 async def test_a_lost_notification_only_costs_the_safety_net(pg_server: PgServer) -> None:
     """A writer whose notifications go nowhere (lost): the waiter still sees its commit,
     after its safety-net interval and not before."""
-    workspace = fresh_workspace()
-    writer = await PostgresStore.open(pg_server.url, workspace)
-    waiter = await PostgresStore.open(pg_server.url, workspace)
-    try:
-        epoch = await writer.begin("t", "T", "", "w", 30)
+    async with writer_and_waiter(pg_server) as (writer, waiter, epoch):
         writer._channel = "baton_nobody_listens"
         waiter.feed.safety_s = 0.3
         await listening(waiter)
@@ -354,30 +360,20 @@ async def test_a_lost_notification_only_costs_the_safety_net(pg_server: PgServer
         await asyncio.wait_for(waiter.wait_for_change(60), 10)
         assert time.monotonic() - started >= 0.29  # woken by the safety net, not a NOTIFY
         assert await waiter.data_version() != seen
-    finally:
-        await writer.close()
-        await waiter.close()
 
 
 async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: PgServer) -> None:
     from tests.conftest import until
 
-    workspace = fresh_workspace()
-    writer = await PostgresStore.open(pg_server.url, workspace)
-    waiter = await PostgresStore.open(pg_server.url, workspace)
-    try:
-        epoch = await writer.begin("t", "T", "", "w", 30)
+    async with writer_and_waiter(pg_server) as (writer, waiter, epoch):
         waiter.feed.safety_s = 60
         await listening(waiter)
-        assert terminate_backends(pg_server, workspace) >= 1
+        assert terminate_backends(pg_server, writer.workspace) >= 1
         await until(lambda: not waiter.feed.live)
         await listening(waiter)
         waiting = asyncio.create_task(waiter.wait_for_change(60))
         await writer.append(note("n", "x", epoch))
         await asyncio.wait_for(waiting, 10)
-    finally:
-        await writer.close()
-        await waiter.close()
 
 
 def test_every_connection_bounds_a_dead_peer_unless_the_url_says_otherwise(
