@@ -55,7 +55,7 @@ from .checkouts import identify
 from .faults import crash_point
 from .limits import InvalidInput
 from .models import Model
-from .store import StoreUnavailable
+from .store import StoreUnavailable, pg_blobs
 from .store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from .store.sqlite import busy_timeout_default, seal
 
@@ -289,22 +289,21 @@ class Migration:
             "SELECT hash, data FROM blobs WHERE hash > ? ORDER BY hash", (after,), 500, 1
         ):
             hashes = [str(h) for h, _ in page]
+            keys = [k for k in map(pg_blobs.key, hashes) if k is not None]
             have = {
-                r[0]
+                bytes(r[0]).hex()
                 for r in await self.rows(
-                    "SELECT hash FROM baton.blobs WHERE ws = %s AND hash = ANY(%s)", hashes
+                    "SELECT hash FROM baton.blobs WHERE ws = %s AND hash = ANY(%s)", keys
                 )
             }
-            missing = [
-                (self.ws, str(h), len(bytes(d)), bytes(d)) for h, d in page if str(h) not in have
+            missing = [  # a key that is no digest names nothing a reader could ask for
+                pg_blobs.row(self.ws, str(h), bytes(d))
+                for h, d in page
+                if str(h) not in have and pg_blobs.key(str(h)) is not None
             ]
             if missing:
-                async with self.conn.transaction(), self.conn.cursor() as cur:
-                    await cur.executemany(
-                        "INSERT INTO baton.blobs(ws, hash, size, data) "
-                        "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                        missing,
-                    )
+                async with self.conn.transaction():
+                    await pg_blobs.put(self.conn, missing)
                 self._written(len(missing))
             total += len(page)
             after = hashes[-1]

@@ -109,7 +109,9 @@ class Postgres:
 
     def corrupt_blob(self, digest: str) -> None:
         self._sql(
-            "UPDATE baton.blobs SET data = 'damaged' WHERE ws = %(ws)s AND hash = %(h)s", h=digest
+            "UPDATE baton.blobs SET data = 'damaged' "
+            "WHERE ws = %(ws)s AND hash = decode(%(h)s, 'hex')",
+            h=digest,
         )
 
     def corrupt_checkpoint(self, task_id: str, lsn: int, data: bytes) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from baton.hashing import digest
 from baton.models import ContextText, OpKind
 from baton.store import LeaseHeld, NewOp, StoreUnavailable, pg_schema
 from baton.store.postgres import PostgresStore
@@ -202,7 +203,8 @@ async def test_a_schema_newer_than_this_baton_is_refused(pg_server: PgServer) ->
 
 async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> None:
     """A database an earlier Baton made (schema v2, ops and blobs in it) is brought to
-    the current version by the first store that opens it, and its ops are all there."""
+    the current version by the first store that opens it, and its ops and blobs are all
+    there."""
     with own_database(pg_server) as url:
         with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
             conn.execute("CREATE SCHEMA baton")
@@ -219,6 +221,11 @@ async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> 
                 "INSERT INTO baton.ops VALUES ('w', 1, 'old', 't', 0, %s, %s, 0)",
                 (OpKind.CONTEXT_NOTE.value, ContextText(text="from v2").model_dump_json()),
             )
+            old_blob = b"a file an earlier Baton read\n" * 20
+            conn.execute(
+                "INSERT INTO baton.blobs VALUES ('w', %s, %s, %s)",
+                (digest(old_blob), len(old_blob), old_blob),
+            )
         store = await PostgresStore.open(url, "w")
         try:
             await store.create_task("t", "a task", "")
@@ -228,6 +235,11 @@ async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> 
             assert notes[0] == (1, "old", ContextText(text="from v2"))
             assert notes[1][1:] == ("new", ContextText(text="from v3"))
             assert [o.lsn for o in ops] == list(range(1, len(ops) + 1))
+            assert await store.get_blob(digest(old_blob)) == old_blob  # its hex key, converted
+            new_blob = b"a file this Baton read\n" * 20
+            assert await store.get_blobs([await store.put_blob(new_blob)]) == {
+                digest(new_blob): new_blob
+            }
         finally:
             await store.close()
         with psycopg.connect(url, autocommit=True) as conn:

@@ -28,6 +28,9 @@ Differences from SQLite's schema, each for a reason:
   2 MB checkpoint: insert 17 → 6.6 ms, read the same, 15 % larger. PostgreSQL compresses
   only rows over ~2 KB (a build constant; `toast_tuple_target` does not lower it), so a
   small blob stays raw either way.
+* v4: a blob is keyed by its hash's 32 bytes, not 64 hex characters, and its body is
+  compressed by Baton (`zlib`) when that makes it smaller: pg_blobs.py, with the sizes.
+  The upgrade rewrites `blobs` once.
 """
 
 from __future__ import annotations
@@ -122,6 +125,10 @@ MIGRATIONS: tuple[str, ...] = (
         ALTER TABLE baton.checkpoints ALTER COLUMN data SET COMPRESSION lz4;
     EXCEPTION WHEN feature_not_supported THEN NULL;  -- a server built without lz4
     END $$
+    """,
+    """
+    ALTER TABLE baton.blobs ALTER COLUMN hash TYPE bytea USING decode(hash, 'hex');
+    ALTER TABLE baton.blobs ADD COLUMN zlib boolean NOT NULL DEFAULT false
     """,
 )
 
