@@ -90,7 +90,7 @@ class Plan:
     flat_serve_runs: int = 3
     flat_requests: int = 20
     flat_commits: int = 30
-    pg_steps: int = 1_000
+    pg_steps: int = 2_000
     """Steps of each worker's task in the pg phase's appends (at every concurrency)."""
     pg_takeovers: int = 30
     pg_ttl: float = 1.0
@@ -211,7 +211,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         action="store_true",
         help="generate the cached workspaces anew (after a change to how they are written)",
     )
-    p.add_argument("--pg-steps", type=int, help="steps of each pg-phase worker (1000)")
+    p.add_argument("--pg-steps", type=int, help="steps of each pg-phase worker (2000)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (for inspection)")

@@ -29,7 +29,9 @@ Measured, in this order:
    each worker starting at a common "go"; throughput is the ops of all workers over the
    wall time from the go to the last worker's end. Table sizes are the growth of each
    system's tables (`pg_total_relation_size`: heap, TOAST and indexes) over the timed
-   ops. Every worker writes `steps` steps, so every task grows as long at every level.
+   ops. Every worker writes `steps` steps, so every task grows as long at every level:
+   2,000 by default, the length of bench/peer.py's SQLite task (the workload issue 14
+   names). A worker's client CPU is its process's CPU time over its timed ops.
 2. Takeover after a worker's death: a holder (worker host 1) begins a task with a short
    lease, heartbeats it, and is SIGKILLed at a random instant; a taker (worker host 2)
    calls `Worker.claim(task, wait=…)`, Baton's own wait, then records a step. From the
@@ -208,10 +210,13 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     samples: list[int] = []
 
+    cpu_at_go = [0]
+
     async def go() -> int:
         print("ready", flush=True)
         line = await loop.run_in_executor(None, sys.stdin.readline)
         assert line.strip() == "go", line
+        cpu_at_go[0] = time.process_time_ns()
         return CLOCK()
 
     if system == "floor":
@@ -294,7 +299,8 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
                 await writer.put(data, run)
             end = CLOCK()
             samples = run.samples
-    return {"samples": samples, "start": start, "end": end}
+    cpu_ns = time.process_time_ns() - cpu_at_go[0]
+    return {"samples": samples, "start": start, "end": end, "cpu_ns": cpu_ns}
 
 
 async def _holder(spec: dict[str, Any]) -> None:
@@ -380,6 +386,8 @@ class Level:
     per_worker: list[list[int]] = field(default_factory=list)
     wall_ns: int = 0
     table_bytes: int = 0
+    client_cpu_ns: int = 0
+    """The workers' own CPU time over their timed ops (their processes, all threads)."""
 
     @property
     def samples(self) -> list[int]:
@@ -413,6 +421,7 @@ class Level:
             "p99_us": self.p(99),
             "growth_last_over_first_p50": self.growth(),
             "table_bytes": self.table_bytes,
+            "client_cpu_us_per_op": self.client_cpu_ns / self.ops / 1e3 if self.ops else None,
         }
 
 
@@ -503,6 +512,7 @@ def run_level(place: Place, system: str, workers: int, per: int, first_item: int
                 p.kill()
                 p.wait()
     level.per_worker = [r["samples"] for r in results]
+    level.client_cpu_ns = sum(r["cpu_ns"] for r in results)
     level.wall_ns = max(r["end"] for r in results) - min(r["start"] for r in results)
     return level
 
@@ -725,13 +735,24 @@ def _tables(r: PgResult) -> list[str]:
                     lv.p(99),
                     rx(lv.growth()),
                     lv.table_bytes / 1e6,
+                    lv.client_cpu_ns / lv.ops / 1e3 if lv.ops else float("nan"),
                 ]
             )
     out.append(
         emit(
             f"P1a. Durable appends on PostgreSQL, one process per worker ({r.how}; "
             "synchronous_commit=on, fsync=on)",
-            ["workers", "system", "ops", "ops/s", "p50 µs", "p99 µs", "last/first p50", "MB"],
+            [
+                "workers",
+                "system",
+                "ops",
+                "ops/s",
+                "p50 µs",
+                "p99 µs",
+                "last/first p50",
+                "MB",
+                "client CPU µs/op",
+            ],
             rows,
         )
     )
