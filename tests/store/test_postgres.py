@@ -374,6 +374,34 @@ async def test_a_lost_notification_only_costs_the_safety_net(pg_server: PgServer
         assert await waiter.data_version() != seen
 
 
+async def test_a_burst_of_appends_is_followed_by_a_few_wake_ups_the_last_after_it(
+    pg_server: PgServer,
+) -> None:
+    """One notification per WAKE_EVERY_S at most, not one per append, and one of them
+    sent after the burst's last commit: a waiter misses nothing and the database is not
+    asked for a transaction per append."""
+    from baton.store.postgres import WAKE_EVERY_S
+
+    async with writer_and_waiter(pg_server) as (writer, _, epoch):
+        listener = await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True)
+        try:
+            await listener.execute(f'LISTEN "{writer._channel}"')
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            for i in range(40):
+                await writer.append(note(f"n{i}", "x", epoch))
+            last_commit = loop.time()
+            assert writer._waking is not None
+            await asyncio.wait_for(writer._waking, 10)  # the burst's wake-ups all went out
+            assert writer._woke_at >= last_commit  # the last was sent after the last commit
+            heard = 0
+            async for _ in listener.notifies(timeout=1.0):
+                heard += 1
+            assert 1 <= heard <= 2 + (writer._woke_at - started) / WAKE_EVERY_S
+        finally:
+            await listener.close()
+
+
 async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: PgServer) -> None:
     from tests.conftest import until
 

@@ -312,6 +312,8 @@ class PostgresStore:
         await self.feed.close()
         await self._put_back_hot()
         await self._pool.close()
+        if self._hot is not None:  # a job held it as the store closed
+            await self._hot.close()
 
     def _wake(self) -> None:
         """Notify the workspace's listeners that the log grew, without the appender
