@@ -67,9 +67,15 @@ async def test_one_proposal_event_per_proposal_before_its_message(seeded: Path) 
         )
         # A later commit, handled after any notice of the earlier ones: none comes late.
         await agent_proposes(seeded, "tidy", {"a.py": "a = 3\n"})  # over a = 2: replaces it
-        await editor.until(lambda: sum(e["changes"] for e, _ in events(editor, p.DID_PROPOSE)) == 3)
-        told = events(editor, p.DID_PROPOSE)
-        assert sum(e["changes"] for e, _ in told) == 3
+
+        def all_told() -> list[Any] | None:
+            """Every event, once the message that follows the last one came too (two
+            notifications: the test must not outrun the second)."""
+            got = events(editor, p.DID_PROPOSE)
+            done = sum(e["changes"] for e, _ in got) == 3 and len(editor.messages) > got[-1][1]
+            return got if done else None
+
+        told = await editor.until(all_told)
         assert told[-1][0]["message"].endswith(", replacing 1 earlier hunk")
         for event, shown_before in told:
             assert event["version"] == p.PROTOCOL_VERSION
