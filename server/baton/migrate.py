@@ -502,9 +502,12 @@ class Migration:
             return
         async with self.conn.transaction(), self.conn.cursor() as cur:
             await cur.executemany(
-                "INSERT INTO baton.checkpoints(ws, task_id, lsn, data, checksum) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [(self.ws, str(t), lsn, bytes(d), str(c)) for t, lsn, d, c in rows],
+                "INSERT INTO baton.checkpoints(ws, task_id, lsn, checksum, data, zlib, size, "
+                "head) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [
+                    (self.ws, str(t), lsn, str(c), *pg_blobs.checkpoint_columns(bytes(d)))
+                    for t, lsn, d, c in rows
+                ],
             )
         self._written(len(rows))
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from baton.checkpoints import HEAD_BYTES
 from baton.store import SqliteStore, Store
 from tests.pg import PgServer, fresh_workspace
 
@@ -116,8 +117,10 @@ class Postgres:
 
     def corrupt_checkpoint(self, task_id: str, lsn: int, data: bytes) -> None:
         self._sql(
-            "UPDATE baton.checkpoints SET data = %(data)s "
+            "UPDATE baton.checkpoints SET data = %(data)s, zlib = false, "
+            "size = length(%(data)s), head = substr(%(data)s, 1, %(head)s) "
             "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn = %(lsn)s",
+            head=HEAD_BYTES,
             data=data,
             task=task_id,
             lsn=lsn,

@@ -203,8 +203,8 @@ async def test_a_schema_newer_than_this_baton_is_refused(pg_server: PgServer) ->
 
 async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> None:
     """A database an earlier Baton made (schema v2, ops and blobs in it) is brought to
-    the current version by the first store that opens it, and its ops and blobs are all
-    there."""
+    the current version by the first store that opens it, and its ops, blobs and
+    checkpoints are all there."""
     with own_database(pg_server) as url:
         with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
             conn.execute("CREATE SCHEMA baton")
@@ -222,6 +222,11 @@ async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> 
                 (OpKind.CONTEXT_NOTE.value, ContextText(text="from v2").model_dump_json()),
             )
             old_blob = b"a file an earlier Baton read\n" * 20
+            old_checkpoint = b"baton-state/2 full\n" + b"{}" * 200
+            conn.execute(
+                "INSERT INTO baton.checkpoints VALUES ('w', 't', 1, %s, %s)",
+                (old_checkpoint, digest(old_checkpoint)),
+            )
             conn.execute(
                 "INSERT INTO baton.blobs VALUES ('w', %s, %s, %s)",
                 (digest(old_blob), len(old_blob), old_blob),
@@ -236,6 +241,11 @@ async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> 
             assert notes[1][1:] == ("new", ContextText(text="from v3"))
             assert [o.lsn for o in ops] == list(range(1, len(ops) + 1))
             assert await store.get_blob(digest(old_blob)) == old_blob  # its hex key, converted
+            head = await store.checkpoint_head("t")
+            assert head is not None and head.size == len(old_checkpoint)
+            assert head.head == old_checkpoint[: len(head.head)] and len(head.head) > 19
+            stored = await store.checkpoint_before("t")
+            assert stored is not None and stored.data == old_checkpoint
             new_blob = b"a file this Baton read\n" * 20
             assert await store.get_blobs([await store.put_blob(new_blob)]) == {
                 digest(new_blob): new_blob

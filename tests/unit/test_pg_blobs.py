@@ -9,6 +9,7 @@ import zlib
 from hypothesis import given
 from hypothesis import strategies as st
 
+from baton.checkpoints import HEAD_BYTES
 from baton.hashing import digest
 from baton.store import pg_blobs
 
@@ -45,3 +46,12 @@ def test_only_a_hex_digest_is_a_key() -> None:
     assert pg_blobs.key(h) == bytes.fromhex(h)
     for bad in ("", h[:-1], h.upper(), h + "0", "../" + h[3:], "g" * 64):
         assert pg_blobs.key(bad) is None
+
+
+def test_a_checkpoint_keeps_its_head_and_size_beside_its_packed_body() -> None:
+    data = b"baton-state/2 full\n" + b'{"files_read": {"src/a.py": "ab12"}}' * 50
+    stored, compressed, size, head = pg_blobs.checkpoint_columns(data)
+    assert compressed and len(stored) < len(data) and size == len(data)
+    assert head == data[: len(head)] and len(head) == HEAD_BYTES
+    assert pg_blobs.checkpoint_data(stored, compressed) == data
+    assert pg_blobs.checkpoint_data(b"damaged", True) == b""  # its checksum refuses it

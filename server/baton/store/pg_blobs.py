@@ -1,5 +1,5 @@
-"""How the PostgreSQL store keeps blobs: keyed by the hash's 32 bytes, the body
-zlib-compressed whenever that makes it smaller.
+"""How the PostgreSQL store keeps blobs and checkpoints: zlib-compressed whenever that
+makes them smaller, blobs keyed by the hash's 32 bytes.
 
 PostgreSQL compresses a value only in a row over ~2 KB (a build constant that
 `toast_tuple_target` does not lower), and most of Baton's blobs are smaller: a file read,
@@ -7,6 +7,10 @@ a hunk's text. Stored as they come, a 1 KB source file took 1,335 bytes (the row
 64-character hex key in the heap and again in the index); compressed here and keyed by
 bytes, 270 (the bench's 1 KB items, which compress 14×; Baton's own sources compress 2.6×).
 Level 1: ~5 µs a KB on this machine, against 6.6 µs at the default level for 5 % less.
+Checkpoints (schema v5) likewise: a 2,000-read state is 241 KB of JSON, mostly hex
+hashes, which lz4 (PostgreSQL's TOAST) hardly shrinks and zlib takes to 96 KB. Their
+first HEAD_BYTES and raw size are kept beside the body, so a chain's position is still
+read without fetching it (`checkpoint_head`).
 
 The store's interface still speaks hex digests (hashing.digest); only this module and
 the SQL that names `baton.blobs` see the bytes. A body that does not decompress, or does
@@ -19,6 +23,7 @@ import re
 import zlib
 from typing import TYPE_CHECKING
 
+from ..checkpoints import HEAD_BYTES
 from ..hashing import digest
 
 if TYPE_CHECKING:  # psycopg only for its types: migrate.py imports this module on the
@@ -53,14 +58,33 @@ def pack(data: bytes) -> tuple[bytes, bool]:
     return data, False
 
 
+def inflate(stored: bytes, compressed: bool) -> bytes | None:
+    """The bytes `pack` was given; None if a compressed body does not decompress."""
+    if not compressed:
+        return stored
+    try:
+        return zlib.decompress(stored)
+    except zlib.error:
+        return None
+
+
 def unpack(hash_: str, stored: bytes, compressed: bool) -> bytes | None:
     """The blob's bytes, or None if what is stored is not the blob `hash_` names."""
-    if compressed:
-        try:
-            stored = zlib.decompress(stored)
-        except zlib.error:
-            return None
-    return stored if digest(stored) == hash_ else None
+    data = inflate(stored, compressed)
+    return data if data is not None and digest(data) == hash_ else None
+
+
+def checkpoint_columns(data: bytes) -> tuple[bytes, bool, int, bytes]:
+    """A checkpoint's (data, zlib, size, head) as `baton.checkpoints` keeps them."""
+    packed, compressed = pack(data)
+    return packed, compressed, len(data), data[:HEAD_BYTES]
+
+
+def checkpoint_data(stored: bytes, compressed: bool) -> bytes:
+    """A stored checkpoint's bytes; one that does not decompress reads as nothing, which
+    its checksum then refuses as damaged (checkpoints are a cache: the log rebuilds)."""
+    data = inflate(stored, compressed)
+    return b"" if data is None else data
 
 
 def row(ws: str, hash_: str, data: bytes) -> Row:

@@ -31,6 +31,8 @@ Differences from SQLite's schema, each for a reason:
 * v4: a blob is keyed by its hash's 32 bytes, not 64 hex characters, and its body is
   compressed by Baton (`zlib`) when that makes it smaller: pg_blobs.py, with the sizes.
   The upgrade rewrites `blobs` once.
+* v5: checkpoints compressed the same way, with their raw `size` and first bytes
+  (`head`) beside them, which `checkpoint_head` reads instead of the body.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from __future__ import annotations
 from psycopg import AsyncConnection, errors
 from psycopg.rows import TupleRow
 
+from ..checkpoints import HEAD_BYTES
 from .base import StoreUnavailable
 
 SCHEMA = "baton"
@@ -129,6 +132,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE baton.blobs ALTER COLUMN hash TYPE bytea USING decode(hash, 'hex');
     ALTER TABLE baton.blobs ADD COLUMN zlib boolean NOT NULL DEFAULT false
+    """,
+    f"""
+    ALTER TABLE baton.checkpoints ADD COLUMN zlib boolean NOT NULL DEFAULT false;
+    ALTER TABLE baton.checkpoints ADD COLUMN size bigint;
+    ALTER TABLE baton.checkpoints ADD COLUMN head bytea;
+    UPDATE baton.checkpoints SET size = length(data), head = substr(data, 1, {HEAD_BYTES});
+    ALTER TABLE baton.checkpoints ALTER COLUMN size SET NOT NULL;
+    ALTER TABLE baton.checkpoints ALTER COLUMN head SET NOT NULL
     """,
 )
 

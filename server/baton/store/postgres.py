@@ -58,7 +58,6 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from .. import keys
-from ..checkpoints import HEAD_BYTES
 from ..faults import crash_point
 from ..hashing import digest
 from ..limits import MAX_TTL, InvalidInput, lease_seconds
@@ -868,25 +867,22 @@ class PostgresStore:
         self, task_id: str, lsn: int | None = None
     ) -> StoredCheckpoint | None:
         row = await self._one(
-            "SELECT task_id, lsn, data, checksum FROM baton.checkpoints "
+            f"SELECT {_CHECKPOINT_COLUMNS} FROM baton.checkpoints "
             "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(lsn)s "
             "ORDER BY lsn DESC LIMIT 1",
             task=task_id,
             lsn=lsn if lsn is not None else 2**62,
         )
-        if row is None:
-            return None
-        return StoredCheckpoint(row[0], row[1], bytes(row[2]), str(row[3]))
+        return None if row is None else _checkpoint(row)
 
     async def checkpoint_head(
         self, task_id: str, before: int | None = None
     ) -> CheckpointHead | None:
         row = await self._one(
-            "SELECT lsn, length(data), substr(data, 1, %(head)s) FROM baton.checkpoints "
+            "SELECT lsn, size, head FROM baton.checkpoints "
             "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(lsn)s "
             "ORDER BY lsn DESC LIMIT 1",
             task=task_id,
-            head=HEAD_BYTES,
             lsn=before if before is not None else 2**62,
         )
         if row is None:
@@ -897,14 +893,14 @@ class PostgresStore:
         self, task_id: str, first: int, last: int
     ) -> list[StoredCheckpoint]:
         rows = await self._rows(
-            "SELECT task_id, lsn, data, checksum FROM baton.checkpoints "
+            f"SELECT {_CHECKPOINT_COLUMNS} FROM baton.checkpoints "
             "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn BETWEEN %(first)s AND %(last)s "
             "ORDER BY lsn",
             task=task_id,
             first=first,
             last=last,
         )
-        return [StoredCheckpoint(r[0], r[1], bytes(r[2]), str(r[3])) for r in rows]
+        return [_checkpoint(r) for r in rows]
 
     async def write_checkpoint(
         self, checkpoint: StoredCheckpoint, *, keep_from: int | None = None
@@ -913,16 +909,18 @@ class PostgresStore:
             "ws": self.workspace,
             "task": checkpoint.task_id,
             "lsn": checkpoint.lsn,
-            "data": checkpoint.data,
             "checksum": checkpoint.checksum,
             "keep_from": keep_from,
         }
+        params["data"], params["zlib"], params["size"], params["head"] = (
+            pg_blobs.checkpoint_columns(checkpoint.data)
+        )
 
         async def body(conn: Conn) -> None:
             await conn.execute(
-                "INSERT INTO baton.checkpoints(ws, task_id, lsn, data, checksum) "
-                "VALUES (%(ws)s, %(task)s, %(lsn)s, %(data)s, %(checksum)s) "
-                "ON CONFLICT DO NOTHING",
+                "INSERT INTO baton.checkpoints(ws, task_id, lsn, data, checksum, zlib, size, "
+                "head) VALUES (%(ws)s, %(task)s, %(lsn)s, %(data)s, %(checksum)s, %(zlib)s, "
+                "%(size)s, %(head)s) ON CONFLICT DO NOTHING",
                 params,
             )
             if keep_from is not None:
@@ -1062,6 +1060,14 @@ def _named(row: TupleRow) -> dict[str, Any]:
         "payload": payload,
         "at": at,
     }
+
+
+_CHECKPOINT_COLUMNS = "task_id, lsn, zlib, data, checksum"
+
+
+def _checkpoint(row: TupleRow) -> StoredCheckpoint:
+    data = pg_blobs.checkpoint_data(bytes(row[3]), row[2])
+    return StoredCheckpoint(row[0], row[1], data, str(row[4]))
 
 
 def _op(lsn: int, op: NewOp, at: float) -> Op:
