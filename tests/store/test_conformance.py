@@ -98,6 +98,18 @@ async def test_an_unreadable_op_is_never_stored(store: Store) -> None:
         await store.append(NewOp("t:x", "t", 1, OpKind.UNREADABLE, Unreadable(kind="x", error="y")))
 
 
+async def test_a_payload_of_another_kind_is_refused_before_anything(store: Store) -> None:
+    """A `context.note` carrying a `task.finished` payload would be stored under the wrong
+    kind and read back unreadable: refused, and the log unchanged."""
+    from baton.models import ContextText
+
+    epoch = await started(store)
+    before = await store.last_lsn()
+    with pytest.raises(InvalidInput, match="takes a TaskFinished payload, not a ContextText"):
+        await store.append(NewOp("t:y", "t", epoch, OpKind.TASK_FINISHED, ContextText(text="x")))
+    assert await store.last_lsn() == before
+
+
 async def test_a_row_this_baton_cannot_read_comes_back_unreadable(
     store: Store, backend: Backend
 ) -> None:

@@ -99,7 +99,7 @@ from .pg_connect import (
     where_of,
 )
 from .pg_feed import ChangeFeed
-from .rows import row_to_op, task_info
+from .rows import check_payload, row_to_op, task_info, written
 from .sqlite import busy_timeout_default
 
 log = logging.getLogger(__name__)
@@ -454,8 +454,7 @@ class PostgresStore:
     # --- the log ----------------------------------------------------------------------
 
     async def append(self, op: NewOp) -> Op:
-        if op.kind == OpKind.UNREADABLE:
-            raise InvalidInput("an unreadable op is what a reader makes of a row; never stored")
+        check_payload(op)
         payload = op.payload.model_dump_json()
         params = self._params(
             op_id=op.op_id,
@@ -485,7 +484,7 @@ class PostgresStore:
             if row is None:
                 raise _Refused
             self._wake()
-            return _op(row[0], op, row[1])
+            return written(row[0], op, row[1])
 
         for _ in range(RETRIES):
             try:  # idempotent: a try whose fate was lost finds its own op next time
@@ -665,7 +664,7 @@ class PostgresStore:
         row = await cur.fetchone()
         if row is None:
             raise StoreUnavailable(f"{self.where}: workspace {self.workspace!r} is gone")
-        return _op(row[0], NewOp(op_id, task_id, epoch, kind, payload), at)
+        return written(row[0], NewOp(op_id, task_id, epoch, kind, payload), at)
 
     async def _create(self, conn: Conn, task_id: str, payload: TaskCreated, now: float) -> Op:
         cur = await conn.execute(
@@ -1068,15 +1067,3 @@ _CHECKPOINT_COLUMNS = "task_id, lsn, zlib, data, checksum"
 def _checkpoint(row: TupleRow) -> StoredCheckpoint:
     data = pg_blobs.checkpoint_data(bytes(row[3]), row[2])
     return StoredCheckpoint(row[0], row[1], data, str(row[4]))
-
-
-def _op(lsn: int, op: NewOp, at: float) -> Op:
-    return Op(
-        lsn=lsn,
-        op_id=op.op_id,
-        task_id=op.task_id,
-        epoch=op.epoch,
-        kind=op.kind,
-        payload=op.payload,
-        at=at,
-    )
