@@ -353,7 +353,7 @@ class PostgresStore:
         `hot`: the one connection the last job used, if no job holds it now. The pool
         hands its connections out in turn, so a worker's appends, one after another,
         would each go to a backend idle since the one before: measured, interleaved,
-        ~80 µs more client CPU and ~190 µs more wall time an append than on one
+        ~80 µs more client CPU and ~150–190 µs more wall time an append than on one
         connection. A hot connection left in any state but idle (an error, a lost link, a
         cancelled query) goes back to the pool, which rolls it back or replaces it."""
         try:
