@@ -412,6 +412,26 @@ async def test_a_burst_of_appends_is_followed_by_a_few_wake_ups_the_last_after_i
             await listener.close()
 
 
+async def test_a_pool_of_one_serves_concurrent_jobs_and_wake_ups(pg_server: PgServer) -> None:
+    """With one connection in all (BATON_PG_POOL_SIZE=1) nothing is kept hot: concurrent
+    appends queue for it and all land, and their wake-up still goes out."""
+    workspace = fresh_workspace()
+    writer = await PostgresStore.open(pg_server.url, workspace, pool_size=1, busy_timeout=2)
+    listener = await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True)
+    try:
+        await listener.execute(f'LISTEN "{writer._channel}"')
+        epoch = await writer.begin("t", "T", "", "w", 30)
+        stored = await asyncio.gather(*(writer.append(note(f"n{i}", "x", epoch)) for i in range(8)))
+        assert len({op.lsn for op in stored}) == 8
+        assert writer._waking is not None
+        await asyncio.wait_for(writer._waking, 10)
+        heard = [n async for n in listener.notifies(timeout=1.0)]
+        assert heard  # the burst's wake-up was not starved of the one connection
+    finally:
+        await listener.close()
+        await writer.close()
+
+
 async def test_the_listener_comes_back_after_its_connection_is_cut(pg_server: PgServer) -> None:
     from tests.conftest import until
 

@@ -233,6 +233,9 @@ class PostgresStore:
         self._hot: Conn | None = None
         """The connection the last job gave back, kept for the next one (`_connection`)."""
         self._hot_busy = False
+        self._hot_ok = pool.max_size >= 2
+        """A pool of one has nothing to spare: its one connection kept hot would leave the
+        jobs that queue in the pool waiting for it until they time out."""
         self.original_checkout = original_checkout
         """The checkout of the folder whose SQLite file `baton migrate` moved here: it
         owns the ops that name no checkout (Store.original_checkout)."""
@@ -357,7 +360,7 @@ class PostgresStore:
         connection. A hot connection left in any state but idle (an error, a lost link, a
         cancelled query) goes back to the pool, which rolls it back or replaces it."""
         try:
-            if not hot or self._hot_busy:
+            if not hot or self._hot_busy or not self._hot_ok:
                 async with self._pool.connection() as conn:
                     yield conn
                 return
