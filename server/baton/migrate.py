@@ -55,7 +55,7 @@ from .checkouts import identify
 from .faults import crash_point
 from .limits import InvalidInput
 from .models import Model
-from .store import StoreUnavailable, pg_blobs
+from .store import StoredCheckpoint, StoreUnavailable, pg_blobs
 from .store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from .store.sqlite import busy_timeout_default, seal
 
@@ -289,17 +289,19 @@ class Migration:
             "SELECT hash, data FROM blobs WHERE hash > ? ORDER BY hash", (after,), 500, 1
         ):
             hashes = [str(h) for h, _ in page]
-            keys = [k for k in map(pg_blobs.key, hashes) if k is not None]
+            # a key that is no digest names nothing a reader could ask for: not copied
+            keys = {h: k for h in hashes if (k := pg_blobs.key(h)) is not None}
             have = {
                 bytes(r[0]).hex()
                 for r in await self.rows(
-                    "SELECT hash FROM baton.blobs WHERE ws = %s AND hash = ANY(%s)", keys
+                    "SELECT hash FROM baton.blobs WHERE ws = %s AND hash = ANY(%s)",
+                    list(keys.values()),
                 )
             }
-            missing = [  # a key that is no digest names nothing a reader could ask for
+            missing = [
                 pg_blobs.row(self.ws, str(h), bytes(d))
                 for h, d in page
-                if str(h) not in have and pg_blobs.key(str(h)) is not None
+                if str(h) in keys and str(h) not in have
             ]
             if missing:
                 async with self.conn.transaction():
@@ -502,10 +504,11 @@ class Migration:
             return
         async with self.conn.transaction(), self.conn.cursor() as cur:
             await cur.executemany(
-                "INSERT INTO baton.checkpoints(ws, task_id, lsn, checksum, data, zlib, size, "
-                "head) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                pg_blobs.CHECKPOINT_INSERT,
                 [
-                    (self.ws, str(t), lsn, str(c), *pg_blobs.checkpoint_columns(bytes(d)))
+                    pg_blobs.checkpoint_row(
+                        self.ws, StoredCheckpoint(str(t), lsn, bytes(d), str(c))
+                    )
                     for t, lsn, d, c in rows
                 ],
             )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..checkpoints import HEAD_BYTES
 from ..hashing import digest
+from .base import StoredCheckpoint
 
 if TYPE_CHECKING:  # psycopg only for its types: migrate.py imports this module on the
     from psycopg import AsyncConnection  # SQLite path too, which never loads psycopg
@@ -78,6 +79,23 @@ def checkpoint_columns(data: bytes) -> tuple[bytes, bool, int, bytes]:
     """A checkpoint's (data, zlib, size, head) as `baton.checkpoints` keeps them."""
     packed, compressed = pack(data)
     return packed, compressed, len(data), data[:HEAD_BYTES]
+
+
+CHECKPOINT_INSERT = (
+    "INSERT INTO baton.checkpoints(ws, task_id, lsn, checksum, data, zlib, size, head) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
+)
+
+
+def checkpoint_row(ws: str, checkpoint: StoredCheckpoint) -> tuple[object, ...]:
+    """The row of `baton.checkpoints` that keeps `checkpoint` (CHECKPOINT_INSERT's)."""
+    return (
+        ws,
+        checkpoint.task_id,
+        checkpoint.lsn,
+        checkpoint.checksum,
+        *checkpoint_columns(checkpoint.data),
+    )
 
 
 def checkpoint_data(stored: bytes, compressed: bool) -> bytes:

@@ -597,8 +597,8 @@ class PostgresStore:
             "SELECT hash, zlib, data FROM baton.blobs WHERE ws = %(ws)s AND hash = ANY(%(keys)s)",
             keys=list(keys),
         )
-        found = {keys[bytes(k)]: pg_blobs.unpack(keys[bytes(k)], bytes(d), z) for k, z, d in rows}
-        return {h: data for h, data in found.items() if data is not None}
+        found = ((keys[bytes(k)], z, bytes(d)) for k, z, d in rows)
+        return {h: data for h, z, d in found if (data := pg_blobs.unpack(h, d, z)) is not None}
 
     async def get_blob(self, digest_: str) -> bytes:
         key = pg_blobs.key(digest_)
@@ -910,21 +910,12 @@ class PostgresStore:
         params = {
             "ws": self.workspace,
             "task": checkpoint.task_id,
-            "lsn": checkpoint.lsn,
-            "checksum": checkpoint.checksum,
             "keep_from": keep_from,
         }
-        params["data"], params["zlib"], params["size"], params["head"] = (
-            pg_blobs.checkpoint_columns(checkpoint.data)
-        )
+        row = pg_blobs.checkpoint_row(self.workspace, checkpoint)
 
         async def body(conn: Conn) -> None:
-            await conn.execute(
-                "INSERT INTO baton.checkpoints(ws, task_id, lsn, data, checksum, zlib, size, "
-                "head) VALUES (%(ws)s, %(task)s, %(lsn)s, %(data)s, %(checksum)s, %(zlib)s, "
-                "%(size)s, %(head)s) ON CONFLICT DO NOTHING",
-                params,
-            )
+            await conn.execute(pg_blobs.CHECKPOINT_INSERT, row)
             if keep_from is not None:
                 await conn.execute(
                     "DELETE FROM baton.checkpoints "
@@ -1070,3 +1061,6 @@ _CHECKPOINT_COLUMNS = "task_id, lsn, zlib, data, checksum"
 def _checkpoint(row: TupleRow) -> StoredCheckpoint:
     data = pg_blobs.checkpoint_data(bytes(row[3]), row[2])
     return StoredCheckpoint(row[0], row[1], data, str(row[4]))
+
+
+__all__ = ["PostgresStore"]
