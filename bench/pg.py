@@ -78,13 +78,25 @@ SIZE_TARGET = 0.01
 GROWTH_TARGET = 1.5
 """Last tenth's p50 over the first tenth's: flat (bench/peer.py's target)."""
 WORKSPACE = "bench-pg"
-SYSTEMS = ("floor", "baton", "baton (ws each)", "langgraph")
+SYSTEMS = ("floor", "baton", "baton (ws each)", "baton (listened)", "langgraph")
 """`baton (ws each)`: each worker in a workspace of its own, where nothing but the
-database's commit is shared (what one workspace's lsn lock costs is the difference)."""
+database's commit is shared (what one workspace's lsn lock costs is the difference).
+`baton (listened)`: as `baton`, in a workspace an editor on another host follows (its
+change feed registered, woken by every notification and reading `data_version` then), so
+the appends notify (pg_feed.py); in `baton` nobody listens, as with LangGraph, which has
+no change feed."""
+LISTENED = f"{WORKSPACE}-listened"
 TABLES: dict[str, tuple[str, ...]] = {
     "floor": ("floor.ops",),
     "baton": ("baton.ops", "baton.blobs", "baton.checkpoints", "baton.tasks", "baton.workspaces"),
     "baton (ws each)": (
+        "baton.ops",
+        "baton.blobs",
+        "baton.checkpoints",
+        "baton.tasks",
+        "baton.workspaces",
+    ),
+    "baton (listened)": (
         "baton.ops",
         "baton.blobs",
         "baton.checkpoints",
@@ -252,8 +264,8 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         from baton.workspace import Workspace
 
         os.environ["BATON_DATABASE_URL"] = url
-        os.environ["BATON_WORKSPACE"] = (
-            WORKSPACE if system == "baton" else f"{WORKSPACE}-{spec['level']}-{index}"
+        os.environ["BATON_WORKSPACE"] = {"baton": WORKSPACE, "baton (listened)": LISTENED}.get(
+            system, f"{WORKSPACE}-{spec['level']}-{index}"
         )
         root = Path(tempfile.mkdtemp(prefix="baton-bench-worker-"))
         ws = await Workspace.open(root, inline=True)
@@ -337,12 +349,53 @@ async def _taker(spec: dict[str, Any]) -> None:
     await worker.close()
 
 
+async def _listener(spec: dict[str, Any]) -> None:
+    """An editor following the workspace, as `baton serve` does: wait for a change (woken
+    by a notification), read `data_version`, again — until stdin closes; say how often it
+    woke. Then its
+    registration is withdrawn at once (a store only lets it lapse), so that the next
+    system's appends run unlistened."""
+    import psycopg
+
+    from baton.store.postgres import PostgresStore
+
+    store = await PostgresStore.open(spec["url"], spec["workspace"], create=False)
+    loop = asyncio.get_running_loop()
+
+    wakes = 0
+    started = asyncio.Event()
+
+    async def follow() -> None:
+        nonlocal wakes
+        while True:
+            await store.wait_for_change(0.05)
+            await store.data_version()
+            wakes += 1
+            started.set()
+
+    store.feed.safety_s = 3600  # woken by notifications only (and renewals, RENEW_S)
+    following = asyncio.create_task(follow())
+    await started.wait()  # the feed's first wake-up, at its start, is no notification
+    wakes = 0
+    print("ready", flush=True)
+    await loop.run_in_executor(None, sys.stdin.read)
+    following.cancel()
+    await store.close()
+    print(json.dumps({"wakes": wakes}), flush=True)
+    async with await psycopg.AsyncConnection.connect(spec["url"], autocommit=True) as conn:
+        await conn.execute(
+            "UPDATE baton.workspaces SET listened_until = 0 WHERE ws = %s", (spec["workspace"],)
+        )
+
+
 def worker_main(argv: list[str]) -> int:
-    """`python -m bench.pg worker|holder|taker SPEC-JSON`."""
+    """`python -m bench.pg worker|holder|taker|listener SPEC-JSON`."""
     role, spec = argv[0], json.loads(argv[1])
     if role == "worker":
         result = asyncio.run(_worker(spec))
         print(json.dumps(result), flush=True)
+    elif role == "listener":
+        asyncio.run(_listener(spec))
     elif role == "holder":
         asyncio.run(_holder(spec))
     else:
@@ -388,6 +441,8 @@ class Level:
     table_bytes: int = 0
     client_cpu_ns: int = 0
     """The workers' own CPU time over their timed ops (their processes, all threads)."""
+    wakes: int = 0
+    """`baton (listened)`: how often the editor's wait ended (notifications, mostly)."""
 
     @property
     def samples(self) -> list[int]:
@@ -490,9 +545,15 @@ def run_level(place: Place, system: str, workers: int, per: int, first_item: int
         }
         procs.append(_spawn(place, host, "worker", spec))
     level = Level(system, workers)
+    listener = []
     try:
         for p in procs:
             assert _expect(p, "ready").strip() == "ready"
+        if system == "baton (listened)":  # the editor, on the last host, once the
+            # workers made the workspace: it listens before any of them starts
+            spec = {"url": place.url(hosts[-1]), "workspace": LISTENED}
+            listener.append(_spawn(place, hosts[-1], "listener", spec))
+            assert _expect(listener[0], "ready").strip() == "ready"
         before = _table_bytes(place.local_url, system)
         settle()
         for p in procs:
@@ -501,8 +562,12 @@ def run_level(place: Place, system: str, workers: int, per: int, first_item: int
             p.stdin.flush()
         results = [json.loads(_expect(p, "result")) for p in procs]
         level.table_bytes = _table_bytes(place.local_url, system) - before
+        for p in listener:
+            assert p.stdin is not None
+            p.stdin.close()
+            level.wakes = json.loads(_expect(p, "wakes"))["wakes"]
     finally:
-        for p in procs:
+        for p in procs + listener:
             with contextlib.suppress(OSError):
                 if p.stdin is not None:
                     p.stdin.close()
@@ -759,6 +824,7 @@ def _tables(r: PgResult) -> list[str]:
     rows = []
     for n, by in r.levels.items():
         b, f, peer, each = by["baton"], by["floor"], by["langgraph"], by["baton (ws each)"]
+        heard = by["baton (listened)"]
         thr = ratio(b.ops_per_s, peer.ops_per_s)
         size = ratio(b.table_bytes, peer.table_bytes)
         rows.append(
@@ -769,6 +835,7 @@ def _tables(r: PgResult) -> list[str]:
                 rx(ratio(b.p(99), f.p(99))),
                 rx(thr),
                 verdict(thr >= THROUGHPUT_TARGET),
+                rx(ratio(heard.ops_per_s, peer.ops_per_s)),
                 f"{size:.2%}",
                 verdict(size <= SIZE_TARGET),
                 rx(b.growth()),
@@ -787,6 +854,7 @@ def _tables(r: PgResult) -> list[str]:
                 "p99 baton/floor",
                 "thr baton/peer",
                 "≥10x",
+                "thr listened/peer",
                 "MB baton/peer",
                 "≤1%",
                 "growth",

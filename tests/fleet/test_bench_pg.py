@@ -37,6 +37,7 @@ def test_the_pg_phase_runs_at_toy_sizes(tmp_path: Path) -> None:
     for n in (1, 2):
         for system in phase.SYSTEMS:
             assert result.levels[n][system].ops == 5 * n
+        assert result.levels[n]["baton (listened)"].wakes >= 1  # the editor was woken
     assert len(result.takeover.to_write_ms) == 2
     assert all(v >= 0 for v in result.takeover.to_claim_ms)
     assert {k: len(v) for k, v in result.commits.items()} == {"postgres": 2, "sqlite": 2}

@@ -21,6 +21,7 @@ import pytest
 from baton.hashing import digest
 from baton.models import ContextText, OpKind
 from baton.store import LeaseHeld, NewOp, StoreUnavailable, pg_schema
+from baton.store.pg_feed import register
 from baton.store.postgres import PostgresStore
 from tests.conftest import until
 from tests.pg import PgServer, fresh_workspace, own_database
@@ -187,6 +188,10 @@ async def test_a_read_only_role_reads_and_every_write_says_why(
         assert (await reader.ops_after(0))[0].kind == OpKind.TASK_CREATED
         with pytest.raises(StoreUnavailable, match="read-only"):
             await reader.append(note("n", "x", 1))
+        # Its listener cannot register (appends would not notify it): its waiters poll.
+        await reader.wait_for_change(0.01)
+        await until(lambda: reader.feed.registered is False)
+        assert not reader.feed.live
     finally:
         await reader.close()
 
@@ -396,6 +401,7 @@ async def test_a_burst_of_appends_is_followed_by_a_few_wake_ups_the_last_after_i
         listener = await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True)
         try:
             await listener.execute(f'LISTEN "{writer._channel}"')
+            assert await register(listener, writer.workspace)
             loop = asyncio.get_running_loop()
             started = loop.time()
             for i in range(40):
@@ -412,6 +418,62 @@ async def test_a_burst_of_appends_is_followed_by_a_few_wake_ups_the_last_after_i
             await listener.close()
 
 
+async def test_appends_notify_only_while_someone_listens(pg_server: PgServer) -> None:
+    """A workspace nobody listens to costs its appends no notification; a listener's
+    registration makes the next append notify; a lapsed one (its process killed, say)
+    stops that again."""
+    async with writer_and_waiter(pg_server) as (writer, _, epoch):
+        listener = await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True)
+        try:
+            await listener.execute(f'LISTEN "{writer._channel}"')
+            await writer.append(note("alone", "x", epoch))
+            assert writer._waking is None  # not even scheduled
+            assert await register(listener, writer.workspace)
+            await writer.append(note("heard", "x", epoch))
+            woken = writer._waking
+            assert woken is not None
+            await asyncio.wait_for(woken, 10)
+            assert [n async for n in listener.notifies(timeout=1.0)]
+            await listener.execute(
+                "UPDATE baton.workspaces SET listened_until = 0 WHERE ws = %s",
+                (writer.workspace,),
+            )
+            await writer.append(note("lapsed", "x", epoch))
+            assert writer._waking is woken  # no new wake-up
+        finally:
+            await listener.close()
+
+
+async def test_a_listener_keeps_its_registration_renewed(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its first registration's end, a live listener is still notified."""
+    from baton.store import pg_feed
+
+    monkeypatch.setattr(pg_feed, "RENEW_S", 0.05)
+    monkeypatch.setattr(pg_feed, "LISTEN_TTL_S", 0.3)
+    async with writer_and_waiter(pg_server) as (writer, waiter, epoch):
+        await listening(waiter)
+        async with await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True) as db:
+
+            async def ask(sql: str) -> float:
+                cur = await db.execute(sql, {"ws": writer.workspace})
+                row = await cur.fetchone()
+                assert row is not None
+                return float(row[0])
+
+            registered = "SELECT listened_until FROM baton.workspaces WHERE ws = %(ws)s"
+            first = await ask(registered)
+            now = "SELECT extract(epoch FROM clock_timestamp())"
+
+            async def past_first() -> bool:
+                return await ask(now) > first
+
+            await until(past_first)
+        await writer.append(note("later", "x", epoch))
+        assert writer._waking is not None
+
+
 async def test_a_pool_of_one_serves_concurrent_jobs_and_wake_ups(pg_server: PgServer) -> None:
     """With one connection in all (BATON_PG_POOL_SIZE=1) nothing is kept hot: concurrent
     appends queue for it and all land, and their wake-up still goes out."""
@@ -420,6 +482,7 @@ async def test_a_pool_of_one_serves_concurrent_jobs_and_wake_ups(pg_server: PgSe
     listener = await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True)
     try:
         await listener.execute(f'LISTEN "{writer._channel}"')
+        assert await register(listener, writer.workspace)
         epoch = await writer.begin("t", "T", "", "w", 30)
         stored = await asyncio.gather(*(writer.append(note(f"n{i}", "x", epoch)) for i in range(8)))
         assert len({op.lsn for op in stored}) == 8

@@ -33,6 +33,8 @@ Differences from SQLite's schema, each for a reason:
   The upgrade rewrites `blobs` once.
 * v5: checkpoints compressed the same way, with their raw `size` and first bytes
   (`head`) beside them, which `checkpoint_head` reads instead of the body.
+* v6: `workspaces.listened_until`, until when someone listens to the workspace's changes
+  (pg_feed.py): an append notifies only then.
 """
 
 from __future__ import annotations
@@ -140,6 +142,9 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE baton.checkpoints SET size = length(data), head = substr(data, 1, {HEAD_BYTES});
     ALTER TABLE baton.checkpoints ALTER COLUMN size SET NOT NULL;
     ALTER TABLE baton.checkpoints ALTER COLUMN head SET NOT NULL
+    """,
+    """
+    ALTER TABLE baton.workspaces ADD COLUMN listened_until double precision NOT NULL DEFAULT 0
     """,
 )
 

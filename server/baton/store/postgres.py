@@ -26,16 +26,17 @@ what differs is how each guarantee is kept when writers are separate hosts:
   StoreUnavailable with one line naming the database (never its password). A connection
   lost under the store (a restart, a failover) is replaced and the job run again where
   that is safe (`_retrying`).
-* **Change feed**: every change of the log sends `pg_notify` on the workspace's channel,
-  delivered after the change commits; a waiter (`wait_for_change`: an agent's
-  `wait_for_review`, the editor's live updates) wakes at once on it, and looks anyway
-  after a safety net, since a notification can be lost (pg_feed.py). NOTIFY serialises
-  notifying commits cluster-wide, through their WAL flush: an append's therefore goes in
-  a transaction of its own after the append's commit, committed without waiting for the
-  disk (`_NOTIFY`), so appends share flushes. It is sent off the append's path
-  (`_wake`): the append returns at its commit, and a burst of appends sends one
-  notification behind its last. The rare other changes (claims, task creation, repair)
-  notify inside their own transaction.
+* **Change feed**: every change of the log sends `pg_notify` on the workspace's channel
+  while anyone listens to it, delivered after the change commits; a waiter
+  (`wait_for_change`: an agent's `wait_for_review`, the editor's live updates) wakes at
+  once on it, and looks anyway after a safety net, since a notification can be lost
+  (pg_feed.py). NOTIFY serialises notifying commits cluster-wide, through their WAL
+  flush: an append's therefore goes in a transaction of its own after the append's
+  commit, committed without waiting for the disk (`_NOTIFY`), so appends share flushes.
+  It is sent off the append's path (`_wake`): the append returns at its commit, and a
+  burst of appends sends one notification behind its last. With nobody listening
+  (pg_feed.register) an append sends none. The rare other changes (claims, task
+  creation, repair) notify inside their own transaction.
 
 psycopg is imported by this module and its parts only (pg_schema.py, pg_connect.py,
 pg_feed.py), and they only when the setting is a PostgreSQL URL (workspace.open_store):
@@ -98,7 +99,7 @@ from .pg_connect import (
     setup,
     where_of,
 )
-from .pg_feed import ChangeFeed
+from .pg_feed import LISTENED, ChangeFeed
 from .rows import check_payload, row_to_op, task_info, written
 from .sqlite import busy_timeout_default
 
@@ -145,12 +146,14 @@ WITH fence AS (
     WHERE ws = %(ws)s
       AND (NOT %(fenced)s OR EXISTS (SELECT 1 FROM fence))
       AND NOT EXISTS (SELECT 1 FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s)
-    RETURNING last_lsn
-){blobs}
-INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
-SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
-FROM next
-RETURNING lsn, at
+    RETURNING last_lsn, {LISTENED} AS listened
+){blobs}, op AS (
+    INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
+    SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
+    FROM next
+    RETURNING lsn, at
+)
+SELECT op.lsn, op.at, next.listened FROM op, next
 """
 
 
@@ -182,7 +185,9 @@ commit of the cluster would wait for the one before it to reach the disk (measur
 writers, ~430 commits/s with NOTIFY inside, ~3,000 without). `_NOTIFY` follows in its own
 transaction after the append, sent by `_wake` off the append's path (a pipeline would
 save the round trip too, but a worker frozen between a pipelined Execute and its Sync
-holds the append's locks with no timeout armed)."""
+holds the append's locks with no timeout armed), and only if someone listens: the
+statement returns `listened`, whether a listener's registration is current
+(pg_feed.LISTENED), read from the workspace's row as the append locks it."""
 
 _NOTIFY = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%(channel)s, '')"
 """An append's wake-up, after its commit: its own transaction, committed without waiting
@@ -486,7 +491,8 @@ class PostgresStore:
                 row = await cur.fetchone()
             if row is None:
                 raise _Refused
-            self._wake()
+            if row[2]:
+                self._wake()
             return written(row[0], op, row[1])
 
         for _ in range(RETRIES):
