@@ -629,6 +629,7 @@ async def _copy(
     batch: int,
     progress: Callable[[str], None] | None,
 ) -> MigrationReport:
+    from .store import pg_schema
     from .store.pg_connect import channel_of
 
     last, count, aside = source.fingerprint()
@@ -663,7 +664,9 @@ async def _copy(
             "VALUES (%s, extract(epoch FROM clock_timestamp())) ON CONFLICT DO NOTHING",
             (workspace,),
         )
-        await conn.execute("SELECT 1 FROM baton.workspaces WHERE ws = %s FOR UPDATE", (workspace,))
+        await conn.execute(
+            f"SELECT pg_advisory_xact_lock({pg_schema.workspace_lock('%s')})", (workspace,)
+        )  # no append draws an lsn of the workspace meanwhile
         found = await run.rows(
             "SELECT source, origin, state, last_lsn, ops, checkout FROM baton.imports "
             "WHERE ws = %s FOR UPDATE"
@@ -717,6 +720,7 @@ async def _copy(
             "UPDATE baton.workspaces SET last_lsn = greatest(last_lsn, %s) WHERE ws = %s",
             (last, workspace),
         )
+        await conn.execute(pg_schema.ADVANCE, (last,))  # new appends go on after `last`
     crash_point("migrate.batch")
 
     blobs = await run.blobs()
@@ -732,7 +736,9 @@ async def _copy(
         )
     crash_point("migrate.done")
     async with conn.transaction():  # the marker, last
-        await conn.execute("SELECT 1 FROM baton.workspaces WHERE ws = %s FOR UPDATE", (workspace,))
+        await conn.execute(
+            f"SELECT pg_advisory_xact_lock({pg_schema.workspace_lock('%s')})", (workspace,)
+        )
         ((beyond,),) = await run.rows(
             "SELECT count(*) FROM baton.ops WHERE ws = %s AND lsn > %s", last
         )

@@ -46,14 +46,16 @@ async def test_workspaces_in_one_database_do_not_mix(pg_server: PgServer) -> Non
             epoch = await s.begin("t", "Same", "", "w", 30)
             await s.append(note("n", f"from {s.workspace}", epoch))
             await s.put_blob(b"shared content")
-        assert [o.lsn for o in await a.ops_after(0)] == [o.lsn for o in await b.ops_after(0)]
-        assert [o.payload for o in await a.ops_after(0) if o.op_id == "n"] == [
+        in_a, in_b = await a.ops_after(0), await b.ops_after(0)
+        assert [o.op_id for o in in_a] == [o.op_id for o in in_b] and len(in_a) == 3
+        assert not {o.lsn for o in in_a} & {o.lsn for o in in_b}  # one sequence for all
+        assert [o.payload for o in in_a if o.op_id == "n"] == [
             ContextText(text=f"from {a.workspace}")
         ]
         version = await b.data_version()
-        await a.append(note("m", "only in a"))
+        added = await a.append(note("m", "only in a"))
         assert await b.data_version() == version
-        assert await b.last_lsn() == 3 and await a.last_lsn() == 4
+        assert await b.last_lsn() == in_b[-1].lsn and await a.last_lsn() == added.lsn
         await a.claim("t", "w", 30)  # renews: nothing of b's changes
         assert (await b.task("t")).title == "Same"
         assert await a.delete_checkpoints() == 0
@@ -63,11 +65,12 @@ async def test_workspaces_in_one_database_do_not_mix(pg_server: PgServer) -> Non
         await b.close()
 
 
-async def test_concurrent_writers_commit_in_lsn_order(pg_server: PgServer) -> None:
-    """Four writers on their own connections and a reader polling `ops_after(last)` as
-    the language server does: the reader misses nothing, and the LSNs have no gap."""
+async def test_a_reader_polling_concurrent_writers_misses_nothing(pg_server: PgServer) -> None:
+    """Eight writers on their own connections, whose appends commit in any order, and a
+    reader polling `ops_after(last)` as the language server does: it sees every op once,
+    in lsn order — it never moved past an append still in flight."""
     workspace = fresh_workspace()
-    writers = [await PostgresStore.open(pg_server.url, workspace) for _ in range(4)]
+    writers = [await PostgresStore.open(pg_server.url, workspace) for _ in range(8)]
     reader = await PostgresStore.open(pg_server.url, workspace)
     epoch = await writers[0].begin("t", "Busy", "", "w", 60)
     per_writer = 40
@@ -95,11 +98,12 @@ async def test_concurrent_writers_commit_in_lsn_order(pg_server: PgServer) -> No
         await asyncio.gather(*(write(n, s) for n, s in enumerate(writers)))
         done.set()
         await polling
+        logged = [op.lsn for op in await reader.ops_after(0)]
     finally:
         for s in (*writers, reader):
             await s.close()
-    total = 2 + 4 * per_writer
-    assert seen == list(range(1, total + 1))
+    assert len(logged) == 2 + 8 * per_writer
+    assert seen == logged == sorted(logged)
 
 
 async def test_the_same_op_from_many_connections_is_recorded_once(pg_server: PgServer) -> None:
@@ -110,7 +114,7 @@ async def test_the_same_op_from_many_connections_is_recorded_once(pg_server: PgS
         results = await asyncio.gather(*(s.append(note("once", "same", epoch)) for s in stores))
         assert len({r.lsn for r in results}) == 1
         assert [o.op_id for o in await stores[0].ops_after(0)].count("once") == 1
-        assert await stores[0].last_lsn() == 3  # no lsn used up by the refused inserts
+        assert len(await stores[0].ops_after(0)) == 3
     finally:
         for s in stores:
             await s.close()
@@ -180,6 +184,7 @@ async def test_a_read_only_role_reads_and_every_write_says_why(
         conn.execute(f"CREATE ROLE {role} LOGIN".encode())
         conn.execute(f"GRANT USAGE ON SCHEMA baton TO {role}".encode())
         conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA baton TO {role}".encode())
+        conn.execute(f"GRANT SELECT ON ALL SEQUENCES IN SCHEMA baton TO {role}".encode())
         conn.execute(f"ALTER ROLE {role} SET default_transaction_read_only = on".encode())
     url = pg_server.url.replace("postgres@", f"{role}@")
     reader = await PostgresStore.open(url, store.workspace, create=False)
@@ -267,6 +272,48 @@ async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> 
             assert references == (0,)
 
 
+async def test_the_team_role_of_an_older_schema_may_draw_lsns_after_the_upgrade(
+    pg_server: PgServer,
+) -> None:
+    """Schema v7 moves lsns to a sequence: a role granted the tables (as docs/team.md had
+    it before) is granted the sequence by the upgrade, and appends as before; a role
+    that may only read reads as before."""
+    role, reader = f"team_{uuid.uuid4().hex[:8]}", f"ro_{uuid.uuid4().hex[:8]}"
+    with own_database(pg_server) as url:
+        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+            conn.execute("CREATE SCHEMA baton")
+            conn.execute(
+                "CREATE TABLE baton.schema_version("
+                "version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+            )
+            for version, script in enumerate(pg_schema.MIGRATIONS[:6], 1):
+                for statement in pg_schema.statements(script):
+                    conn.execute(statement.encode())
+                conn.execute("INSERT INTO baton.schema_version(version) VALUES (%s)", (version,))
+            conn.execute(f"CREATE ROLE {role} LOGIN".encode())
+            conn.execute(f"GRANT USAGE ON SCHEMA baton TO {role}".encode())
+            rights = "SELECT, INSERT, UPDATE, DELETE"
+            conn.execute(f"GRANT {rights} ON ALL TABLES IN SCHEMA baton TO {role}".encode())
+            conn.execute(f"CREATE ROLE {reader} LOGIN".encode())
+            conn.execute(f"GRANT USAGE ON SCHEMA baton TO {reader}".encode())
+            conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA baton TO {reader}".encode())
+            conn.execute("GRANT SELECT ON baton.ops TO PUBLIC")  # PUBLIC as a grantee too
+        owner = await PostgresStore.open(url, "w")  # the owner's first run migrates
+        await owner.close()
+        team = await PostgresStore.open(url.replace("postgres@", f"{role}@"), "w")
+        try:
+            epoch = await team.begin("t", "T", "", "w", 30)
+            added = await team.append(note("n", "x", epoch))
+            assert [o.lsn for o in await team.ops_after(0)][-1] == added.lsn
+        finally:
+            await team.close()
+        viewer = await PostgresStore.open(url.replace("postgres@", f"{reader}@"), "w")
+        try:
+            assert [o.lsn for o in await viewer.ops_after(0)][-1] == added.lsn
+        finally:
+            await viewer.close()
+
+
 async def test_an_unknown_workspace_is_not_created_by_a_reader(pg_server: PgServer) -> None:
     with pytest.raises(StoreUnavailable, match="no workspace"):
         await PostgresStore.open(pg_server.url, fresh_workspace(), create=False)
@@ -307,9 +354,10 @@ async def test_connections_cut_under_a_store_are_replaced(
     pg_server: PgServer, store: PostgresStore
 ) -> None:
     epoch = await store.begin("t", "T", "", "w", 30)
+    began = await store.last_lsn()
     await store.append(note("before", "x", epoch))
     assert terminate_backends(pg_server, store.workspace) >= 1
-    assert [o.op_id for o in await store.ops_after(2)] == ["before"]  # a read: again
+    assert [o.op_id for o in await store.ops_after(began)] == ["before"]  # a read: again
     assert terminate_backends(pg_server, store.workspace) >= 1
     await store.append(note("after", "y", epoch))  # idempotent: again
     assert terminate_backends(pg_server, store.workspace) >= 1
@@ -326,9 +374,10 @@ async def test_an_immediate_restart_loses_nothing_confirmed(
     from tests.pg import restart
 
     epoch = await store.begin("t", "T", "", "w", 30)
+    began = await store.last_lsn()
     confirmed = [(await store.append(note(f"n{i}", "x", epoch))).lsn for i in range(20)]
     restart(pg_server, "immediate")
-    assert [o.lsn for o in await store.ops_after(2)] == confirmed
+    assert [o.lsn for o in await store.ops_after(began)] == confirmed
     await store.append(note("later", "y", epoch))
 
 

@@ -16,10 +16,11 @@ is looked for.
 **Appends notify only while someone listens.** A listener registers on the workspace's
 row (`register`: `listened_until`, LISTEN_TTL_S ahead on the database's clock) after its
 LISTEN, renews that every RENEW_S, and lets a lapsed one expire (a killed process cannot
-unregister). An append reads the registration from the row it locks for its lsn
-(`LISTENED`), so every append that takes the lock after a registration committed
-notifies, and every one before it committed before it: the waiter's first look, after
-registering, sees those. A fleet's workers with nobody watching then send no
+unregister). An append asks `baton.listened(ws)` (schema v7) after it drew its lsn; the
+function reads the row with a snapshot of its own, taken then. The waiter's first look
+after registering is a settled read (postgres.py, "LSNs"), which waits for every append
+that drew its lsn before it: so an append either asked after the registration committed
+and notifies, or is seen by that look. A fleet's workers with nobody watching then send no
 notification at all: measured, 4 workers in one workspace, ~2,000 → 2,700 appends/s
 (docs/performance.md, round 4). A listener whose role may not write the row (read-only)
 is not registered, and its waiters poll as SQLite's do.
@@ -47,8 +48,6 @@ LISTEN_TTL_S = 30.0
 whose last listener was killed go on notifying nobody."""
 RENEW_S = 10.0
 """How often a live listener renews its registration (well inside LISTEN_TTL_S)."""
-LISTENED = "listened_until > extract(epoch FROM clock_timestamp())"
-"""Whether someone listens to a workspace, over its `workspaces` row (module doc)."""
 _REGISTER = (
     "UPDATE baton.workspaces SET listened_until = greatest(listened_until, "
     "extract(epoch FROM clock_timestamp()) + %(ttl)s) WHERE ws = %(ws)s"

@@ -7,12 +7,11 @@ and each of a workspace's reads is an index range of its own.
 
 Differences from SQLite's schema, each for a reason:
 
-* `workspaces` holds each workspace's `last_lsn` and `version`. An append takes the
-  workspace's row lock to allocate the next lsn inside its own transaction, so lsn order
-  is commit order: a reader that has seen lsn N has seen every op below it, which
-  `ops_after(lsn)` relies on (a global sequence would let two transactions commit out of
-  order and a poller skip the slower one for good). `version` is `data_version`: one row
-  read by primary key, bumped by every change of the log.
+* LSNs come from one sequence, `baton.lsn` (v7; before, each workspace's `last_lsn`
+  under its row lock), so a workspace's lsns rise but skip the values other workspaces
+  drew. Appends of a workspace commit in any order; a reader does not go past one still
+  in flight (postgres.py, "LSNs"). `workspaces.version` counts the changes that are not
+  appends (set-asides, put-backs, a migration's end).
 * `payload` is `text`, not `jsonb`: the stored bytes are compared with a replayed op's to
   tell a replay from a conflict, and jsonb would normalise them.
 * `set_aside` is made by a migration (SQLite makes it lazily to keep old files openable
@@ -35,6 +34,10 @@ Differences from SQLite's schema, each for a reason:
   (`head`) beside them, which `checkpoint_head` reads instead of the body.
 * v6: `workspaces.listened_until`, until when someone listens to the workspace's changes
   (pg_feed.py): an append notifies only then.
+* v7: the sequence `baton.lsn`, set past every lsn already used, granted to every role
+  that may read ops (`SELECT`) or insert them (`USAGE` too); `baton.listened(ws)`, the
+  registration read with a snapshot of its own (pg_feed.py). `workspaces.last_lsn` is no
+  longer kept by appends.
 """
 
 from __future__ import annotations
@@ -46,6 +49,21 @@ from ..checkpoints import HEAD_BYTES
 from .base import StoreUnavailable
 
 SCHEMA = "baton"
+LOCK_CLASS = 0x6C736E  # "lsn"
+
+
+def workspace_lock(ws: str) -> str:
+    """The keys of a workspace's advisory lock (postgres.py, "LSNs") for SQL whose
+    workspace parameter is `ws` (`%(ws)s`, `%s`)."""
+    return f"{LOCK_CLASS}, hashtext({ws})"
+
+
+ADVANCE = (
+    "SELECT count(nextval('baton.lsn')) "
+    "FROM generate_series(1, %s - (SELECT last_value FROM baton.lsn))"
+)
+"""Draw lsns until the sequence reaches the parameter (`baton migrate`, after the lsns it
+copied). Drawn one by one: `setval` could move it back under a concurrent draw."""
 MIGRATION_LOCK = 0x6261746F6E  # "baton": one migrator at a time, across every host
 
 # Append-only: the index of a script + 1 is the schema version it produces.
@@ -145,6 +163,33 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE baton.workspaces ADD COLUMN listened_until double precision NOT NULL DEFAULT 0
+    """,
+    """
+    CREATE SEQUENCE baton.lsn AS bigint;
+    SELECT setval('baton.lsn', greatest(
+        1,
+        (SELECT max(last_lsn) FROM baton.workspaces),
+        (SELECT max(lsn) FROM baton.ops),
+        (SELECT max(lsn) FROM baton.set_aside)
+    ));
+    CREATE FUNCTION baton.listened(workspace text) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE AS $$ BEGIN
+        RETURN (SELECT listened_until > extract(epoch FROM clock_timestamp())
+                FROM baton.workspaces WHERE ws = workspace);
+    END $$;
+    DO $$ DECLARE r record; BEGIN  -- who may read ops reads it; who may append, draws
+        FOR r IN SELECT grantee, bool_or(privilege_type = 'INSERT') AS appends
+                 FROM information_schema.table_privileges
+                 WHERE table_schema = 'baton' AND table_name = 'ops'
+                   AND privilege_type IN ('SELECT', 'INSERT') AND grantee <> current_user
+                 GROUP BY grantee LOOP
+            EXECUTE format(
+                'GRANT %s ON SEQUENCE baton.lsn TO %s',
+                CASE WHEN r.appends THEN 'USAGE, SELECT' ELSE 'SELECT' END,
+                CASE WHEN r.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r.grantee) END
+            );
+        END LOOP;
+    END $$
     """,
 )
 

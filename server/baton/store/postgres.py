@@ -3,15 +3,30 @@
 The same contract as SqliteStore (tests/store/test_conformance.py runs against both);
 what differs is how each guarantee is kept when writers are separate hosts:
 
-* **LSNs in commit order.** An append locks its workspace's row (`workspaces`) to take
-  the next lsn, inside its own transaction; the next append of that workspace waits for
-  the commit. A reader that saw lsn N saw everything below it, so `ops_after(lsn)` never
-  skips an op that committed late (a shared sequence would allow exactly that).
+* **LSNs: drawn in parallel, read only once settled.** Every lsn comes from one sequence
+  (`baton.lsn`), so a workspace's lsns rise, with gaps (other workspaces' draws, a refused
+  insert's). Appends of one workspace do not wait for each other, so they share WAL
+  flushes, and they may commit out of lsn order: 7 can commit while 6 is still in
+  flight. A reader must then not move past 6. So a transaction holds the workspace's
+  advisory lock *shared* from before it draws an lsn to its end (`_DRAWING`), and every
+  read of the log first takes it alone for an instant (`_SETTLED`): granted once the
+  transactions that drew before have ended, it returns the sequence's value then, and the
+  read that follows, with a snapshot taken after, looks no further than that. So a reader
+  that saw lsn N saw every op of the workspace below it, as on SQLite, and
+  `ops_after(lsn)` never skips an op that committed late. Before schema v7 an append took
+  the workspace's row to count its lsns, so one workspace's appends committed one at a
+  time, each through its own flush: 16 workers 1,480 → ~2,600 appends/s
+  (docs/performance.md, round 5). The price is the readers': a read waits for the
+  appends in flight (about one commit), and appends behind it for that read's instant;
+  a transaction left open by a frozen client holds reads, as it held the workspace's
+  appends before, up to the dead-peer bound (pg_connect.DEAD_PEER_S). A standby cannot
+  see the primary's appends in flight: read the log from the primary.
 * **Fencing in the insert's transaction.** The append is one statement: it takes a
   share lock on the task's row only if the epoch is current and the task open, and
   inserts only then. A claim takes that row `FOR UPDATE`, so a zombie's append either
   commits before the claim or finds the new epoch — never lands after it. Lock order is
-  always blobs (sorted), then the task, then the workspace: no cycle, no deadlock.
+  always the task, then the workspace's advisory lock, then blobs (sorted): no cycle, no
+  deadlock.
 * **Leases on the database's clock.** Every "now" is `clock_timestamp()` in SQL, read in
   the transaction that judges it; a worker's clock never decides a lease. Tests pass a
   fake clock (`clock=`): its reading is sent as the transaction's "now" instead
@@ -72,7 +87,7 @@ from ..models import (
     TaskInfo,
     TaskReleased,
 )
-from . import pg_blobs
+from . import pg_blobs, pg_schema
 from .base import (
     BlobMissing,
     CheckpointHead,
@@ -99,7 +114,7 @@ from .pg_connect import (
     setup,
     where_of,
 )
-from .pg_feed import LISTENED, ChangeFeed
+from .pg_feed import ChangeFeed
 from .rows import check_payload, row_to_op, task_info, written
 from .sqlite import busy_timeout_default
 
@@ -123,6 +138,18 @@ _OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
 _TASK_COLUMNS = "task_id, title, status, epoch, worker, lease_expires, created"
 
 
+_WS_LOCK = pg_schema.workspace_lock("%(ws)s")
+"""The workspace's advisory lock (module doc, "LSNs"): held shared by each transaction
+that draws its lsns, from before the first to its end; taken alone by `_SETTLED`."""
+_DRAWING = f"pg_advisory_xact_lock_shared({_WS_LOCK})"
+_SETTLED = (
+    f"SELECT (SELECT last_value FROM baton.lsn) "
+    f"FROM (SELECT pg_advisory_xact_lock({_WS_LOCK}) OFFSET 0) AS barrier"
+)
+"""Every lsn up to the returned one is settled for the workspace: the lock is granted once
+no transaction that drew one holds it, and the sequence is read after the grant."""
+
+
 def _append_sql(blobs_from: str | None) -> str:
     blobs = (
         ""
@@ -141,19 +168,20 @@ WITH fence AS (
     SELECT 1 FROM baton.tasks
     WHERE ws = %(ws)s AND task_id = %(task)s AND epoch = %(epoch)s AND status = 'open'
     FOR SHARE
-), next AS (
-    UPDATE baton.workspaces SET last_lsn = last_lsn + 1, version = version + 1
-    WHERE ws = %(ws)s
-      AND (NOT %(fenced)s OR EXISTS (SELECT 1 FROM fence))
+), drawing AS (
+    SELECT {_DRAWING}
+    WHERE (NOT %(fenced)s OR EXISTS (SELECT 1 FROM fence))
       AND NOT EXISTS (SELECT 1 FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s)
-    RETURNING last_lsn, {LISTENED} AS listened
+      AND EXISTS (SELECT 1 FROM baton.workspaces WHERE ws = %(ws)s)
+), next AS (
+    SELECT nextval('baton.lsn') AS lsn FROM drawing
 ){blobs}, op AS (
     INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
-    SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
+    SELECT %(ws)s, lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
     FROM next
     RETURNING lsn, at
 )
-SELECT op.lsn, op.at, next.listened FROM op, next
+SELECT lsn, at, baton.listened(%(ws)s) FROM op
 """
 
 
@@ -170,14 +198,15 @@ _APPEND = {
 (implicit) transaction, so one round trip and the commit. One blob — the common case, a
 file read — goes as plain parameters, which psycopg adapts in ~60 µs less CPU than three
 arrays (of an append's ~230 µs in psycopg); blobs go as pg_blobs packs them. The fence
-takes the task's row `FOR SHARE` only if the epoch is current and the task open; the
-workspace's row lock gives the next lsn (held to the commit: lsn order is commit order);
-the blobs go in only if the op does, in hash order, after both locks (every writer's lock
-order: task, workspace, blobs — put_blobs takes blobs alone).
+takes the task's row `FOR SHARE` only if the epoch is current and the task open; then the
+workspace's advisory lock, shared (`_DRAWING`), and the next lsn from the sequence (module
+doc, "LSNs"); the blobs go in only if the op does, in hash order, after both locks (every
+writer's lock order: task, workspace, blobs — put_blobs takes blobs alone).
 Refused (fenced, or the op_id already there): nothing is written, no row comes back. A
 racing twin that committed the same op_id after this statement's snapshot makes the
-insert fail on the unique key, which aborts the statement whole (no lsn used, no blob
-left): both refusals are then explained by `_explain_refusal`.
+insert fail on the unique key, which aborts the statement whole (no blob left; the lsn it
+drew is skipped, as every workspace's lsns skip others'): both refusals are then
+explained by `_explain_refusal`.
 
 Its notification is not in it: a transaction that NOTIFYs holds PostgreSQL's cluster-wide
 notify lock from its pre-commit to its end, its WAL flush included, so every notifying
@@ -186,25 +215,29 @@ writers, ~430 commits/s with NOTIFY inside, ~3,000 without). `_NOTIFY` follows i
 transaction after the append, sent by `_wake` off the append's path (a pipeline would
 save the round trip too, but a worker frozen between a pipelined Execute and its Sync
 holds the append's locks with no timeout armed), and only if someone listens: the
-statement returns `listened`, whether a listener's registration is current
-(pg_feed.LISTENED), read from the workspace's row as the append locks it."""
+statement returns whether a listener's registration is current (`baton.listened`,
+pg_feed.py)."""
 
 _NOTIFY = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%(channel)s, '')"
 """An append's wake-up, after its commit: its own transaction, committed without waiting
 for the disk (a notification is not data, and a lost one costs only the waiter's safety
 net, pg_feed.SAFETY_S), so that it holds the notify lock for microseconds, not a flush."""
 
-_INSERT = """
-WITH next AS (
-    UPDATE baton.workspaces SET last_lsn = last_lsn + 1, version = version + 1
-    WHERE ws = %(ws)s RETURNING last_lsn
+_INSERT = f"""
+WITH drawing AS (
+    SELECT {_DRAWING} WHERE EXISTS (SELECT 1 FROM baton.workspaces WHERE ws = %(ws)s)
+), next AS (
+    SELECT nextval('baton.lsn') AS lsn FROM drawing
 )
 INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
-SELECT %(ws)s, last_lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, %(at)s
+SELECT %(ws)s, lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, %(at)s
 FROM next
 RETURNING lsn, pg_notify(%(channel)s, '')
 """
 
+
+_VERSION_STEP = 2**48
+"""data_version's weight of one version bump: above any lsn (2.8e14 ops)."""
 
 WAKE_EVERY_S = 0.005
 """The shortest spell between two wake-ups of one store (`_wake`): what the commits of a
@@ -534,6 +567,20 @@ class PostgresStore:
             f"({stored[4]} at lsn {stored[0]})"
         )
 
+    async def _settled_rows(self, sql: str, **params: Any) -> list[TupleRow]:
+        """`sql`'s rows, read once every lsn up to `%(settled)s` is settled (module doc,
+        "LSNs"): two statements on one connection, so that the read's snapshot is taken
+        after the barrier's grant."""
+
+        async def fetch(conn: Conn) -> list[TupleRow]:
+            cur = await conn.execute(_SETTLED, {"ws": self.workspace})
+            row = await cur.fetchone()
+            settled = int(row[0]) if row is not None and row[0] is not None else 0
+            cur = await conn.execute(sql, {"ws": self.workspace, "settled": settled, **params})
+            return await cur.fetchall()
+
+        return await self._read(fetch)
+
     async def ops_after(
         self,
         lsn: int,
@@ -542,7 +589,7 @@ class PostgresStore:
         last: int | None = None,
         first: int | None = None,
     ) -> list[Op]:
-        where = "ws = %(ws)s AND lsn > %(lsn)s"
+        where = "ws = %(ws)s AND lsn > %(lsn)s AND lsn <= %(settled)s"
         if task_id is not None:
             where += " AND task_id = %(task)s"
         if last is None:
@@ -552,23 +599,28 @@ class PostgresStore:
         sql = f"SELECT {_OP_COLUMNS} FROM baton.ops WHERE {where} ORDER BY lsn {order}"
         if limit is not None:
             sql += " LIMIT %(limit)s"
-        rows = await self._rows(sql, lsn=lsn, task=task_id, limit=max(0, limit or 0))
+        rows = await self._settled_rows(sql, lsn=lsn, task=task_id, limit=max(0, limit or 0))
         if last is not None:
             rows.reverse()
         return [row_to_op(r) for r in rows]
 
     async def last_lsn(self) -> int:
-        row = await self._one("SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s")
-        return int(row[0]) if row else 0
+        rows = await self._settled_rows(
+            "SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s AND lsn <= %(settled)s"
+        )
+        return int(rows[0][0]) if rows else 0
 
     async def moved_to(self) -> str | None:
         return None  # nothing moves a workspace out of PostgreSQL
 
     async def data_version(self) -> int:
-        """The workspace's change counter: one row by primary key, bumped by every
-        change of its log (appends, set-asides, put-backs) in the change's transaction."""
-        row = await self._one("SELECT version FROM baton.workspaces WHERE ws = %(ws)s")
-        return int(row[0]) if row else 0
+        """Changes whenever the workspace's log did: its settled last lsn (appends), and
+        above it its version (set-asides, put-backs, which may lower the last lsn)."""
+        rows = await self._settled_rows(
+            "SELECT version, (SELECT coalesce(max(lsn), 0) FROM baton.ops "
+            "WHERE ws = %(ws)s AND lsn <= %(settled)s) FROM baton.workspaces WHERE ws = %(ws)s"
+        )
+        return int(rows[0][0]) * _VERSION_STEP + int(rows[0][1]) if rows else 0
 
     # --- the change feed ----------------------------------------------------------------
 
@@ -994,8 +1046,9 @@ class PostgresStore:
         await self._transaction(body, idempotent=False)
 
     async def _bump(self, conn: Conn) -> None:
-        """Take the workspace's lock (no append interleaves), bump its version and
-        notify its waiters (at the commit)."""
+        """Take the workspace's lock alone to the commit (no append draws an lsn
+        meanwhile), bump its version and notify its waiters (at the commit)."""
+        await conn.execute(f"SELECT pg_advisory_xact_lock({_WS_LOCK})", {"ws": self.workspace})
         await conn.execute(
             "UPDATE baton.workspaces SET version = version + 1 WHERE ws = %(ws)s "
             "RETURNING pg_notify(%(channel)s, '')",
@@ -1020,7 +1073,7 @@ class PostgresStore:
 
     async def integrity_check(self) -> list[str]:
         """The references the schema cannot express (as SqliteStore checks them), plus
-        the lsn counter: one behind the log would make the next append collide. The
+        the lsn sequence: one behind the log would make the next append collide. The
         database's own pages are PostgreSQL's to check (`amcheck`, checksums)."""
         problems = [
             f"ops of unknown task {r[0]}"
@@ -1040,11 +1093,11 @@ class PostgresStore:
         )
         problems += [f"task {r[0]}: epoch {r[1]} but last claim at {r[2]}" for r in rows]
         row = await self._one(
-            "SELECT w.last_lsn, (SELECT max(lsn) FROM baton.ops o WHERE o.ws = w.ws) "
-            "FROM baton.workspaces w WHERE w.ws = %(ws)s"
+            "SELECT (SELECT last_value FROM baton.lsn), "
+            "(SELECT max(lsn) FROM baton.ops WHERE ws = %(ws)s)"
         )
         if row is not None and row[1] is not None and row[1] > row[0]:
-            problems.append(f"lsn counter at {row[0]} behind the log's last lsn {row[1]}")
+            problems.append(f"lsn sequence at {row[0]} behind the log's last lsn {row[1]}")
         return problems
 
 
