@@ -547,8 +547,9 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path
     lines = split_lines(data.decode("utf-8", errors="replace"))
     context = (tuple(body.before), tuple(body.after))
     expected = expected_line(state, hunk)
-    if old != new and locate_tolerant(lines, old, *context, expected):
-        return False
+    if old != new and (old or any(context)) and locate_tolerant(lines, old, *context, expected):
+        return False  # the old side is still there (an empty one with no context, as a
+        # new file's, is found anywhere: nothing to look for)
     return locate_tolerant(lines, new, *context, expected) is not None
 
 

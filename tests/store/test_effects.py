@@ -247,6 +247,29 @@ async def test_a_save_racing_the_write_with_the_same_hunk_counts_as_applied(
     assert (await task.state()).hunks[hid].status == HunkStatus.APPLIED
 
 
+async def test_a_new_file_another_applier_created_first_counts_as_applied(
+    worker: Worker, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the torture run: `baton serve` applied an accepted new file while the
+    agent applied it too; the agent's create found the file there, with the content it
+    was about to write. That is the hunk applied, not a conflict (an empty old side has
+    nothing to look for: it must not count as "the old lines are still there")."""
+    import baton.effects as effects
+
+    task = await worker.begin("t")
+    (hid,) = (await task.propose("e3.cfg", "[new]\nmade = by the agent\n")).hunk_ids
+    await accept_all(task)
+
+    def the_server_created_it_first(staged: object) -> str:
+        (project / "e3.cfg").write_text("[new]\nmade = by the agent\n")
+        raise effects.Conflict("e3.cfg was created by someone else meanwhile; not overwritten")
+
+    monkeypatch.setattr(effects.writes, "commit", the_server_created_it_first)
+    (result,) = await task.apply()
+    assert result.outcome == "already"
+    assert (await task.state()).hunks[hid].status == HunkStatus.APPLIED
+
+
 async def test_a_conflict_whose_hunk_is_in_the_file_is_healed(
     worker: Worker, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
