@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -211,21 +212,26 @@ async def test_a_schema_newer_than_this_baton_is_refused(pg_server: PgServer) ->
             await PostgresStore.open(url, "w")
 
 
+def older_schema(conn: psycopg.Connection[Any], version: int) -> None:
+    """Make the schema an earlier Baton made, at `version`, as that Baton did."""
+    conn.execute("CREATE SCHEMA baton")
+    conn.execute(
+        "CREATE TABLE baton.schema_version("
+        "version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+    )
+    for made, script in enumerate(pg_schema.MIGRATIONS[:version], 1):
+        for statement in pg_schema.statements(script):
+            conn.execute(statement.encode())
+        conn.execute("INSERT INTO baton.schema_version(version) VALUES (%s)", (made,))
+
+
 async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> None:
     """A database an earlier Baton made (schema v2, ops and blobs in it) is brought to
     the current version by the first store that opens it, and its ops, blobs and
     checkpoints are all there."""
     with own_database(pg_server) as url:
         with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
-            conn.execute("CREATE SCHEMA baton")
-            conn.execute(
-                "CREATE TABLE baton.schema_version("
-                "version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
-            )
-            for version, script in enumerate(pg_schema.MIGRATIONS[:2], 1):
-                for statement in pg_schema.statements(script):
-                    conn.execute(statement.encode())
-                conn.execute("INSERT INTO baton.schema_version(version) VALUES (%s)", (version,))
+            older_schema(conn, 2)
             conn.execute("INSERT INTO baton.workspaces(ws, last_lsn, created) VALUES ('w', 1, 0)")
             conn.execute(
                 "INSERT INTO baton.ops VALUES ('w', 1, 'old', 't', 0, %s, %s, 0)",
@@ -281,15 +287,7 @@ async def test_the_team_role_of_an_older_schema_may_draw_lsns_after_the_upgrade(
     role, reader = f"team_{uuid.uuid4().hex[:8]}", f"ro_{uuid.uuid4().hex[:8]}"
     with own_database(pg_server) as url:
         with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
-            conn.execute("CREATE SCHEMA baton")
-            conn.execute(
-                "CREATE TABLE baton.schema_version("
-                "version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
-            )
-            for version, script in enumerate(pg_schema.MIGRATIONS[:6], 1):
-                for statement in pg_schema.statements(script):
-                    conn.execute(statement.encode())
-                conn.execute("INSERT INTO baton.schema_version(version) VALUES (%s)", (version,))
+            older_schema(conn, 6)
             conn.execute(f"CREATE ROLE {role} LOGIN".encode())
             conn.execute(f"GRANT USAGE ON SCHEMA baton TO {role}".encode())
             rights = "SELECT, INSERT, UPDATE, DELETE"
