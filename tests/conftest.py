@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import os
+import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -47,6 +50,16 @@ async def worker(project: Path) -> AsyncIterator[Worker]:
     w = await Worker.open(project, worker_id="test-worker", ttl=30)
     yield w
     await w.close()
+
+
+def sigkill(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL an asyncio child, unlike `proc.kill()` without `Popen.poll()` first: when
+    the child has just exited on its own, that poll reaps it before asyncio's child
+    watcher does, and the watcher then reports exit status 255 ("Unknown child process
+    pid") for a run that in fact ended — a test judging the status fails for nothing."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)  # a zombie until the watcher reaps it
 
 
 async def until(condition: Callable[[], T | Awaitable[T]], timeout: float = 5.0) -> T:

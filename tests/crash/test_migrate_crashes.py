@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from baton.migrate import MigrationRefused, migrate
-from tests.conftest import until
+from tests.conftest import sigkill, until
 from tests.crash.test_zombie_apply import stopped
 from tests.pg import PgServer, fresh_workspace
 from tests.store.migration import build_source, clean_env, target_rows
@@ -61,7 +61,7 @@ async def run_migrate(
     try:
         _, err = await asyncio.wait_for(proc.communicate(), kill_after)
     except TimeoutError:
-        proc.send_signal(signal.SIGKILL)
+        sigkill(proc)
         _, err = await proc.communicate()
     assert proc.returncode is not None
     if proc.returncode not in (0, -signal.SIGKILL):
