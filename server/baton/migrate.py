@@ -664,9 +664,7 @@ async def _copy(
             "VALUES (%s, extract(epoch FROM clock_timestamp())) ON CONFLICT DO NOTHING",
             (workspace,),
         )
-        await conn.execute(
-            f"SELECT pg_advisory_xact_lock({pg_schema.workspace_lock('%s')})", (workspace,)
-        )  # no append draws an lsn of the workspace meanwhile
+        await conn.execute(pg_schema.lock_workspace("%s"), (workspace,))
         found = await run.rows(
             "SELECT source, origin, state, last_lsn, ops, checkout FROM baton.imports "
             "WHERE ws = %s FOR UPDATE"
@@ -736,9 +734,7 @@ async def _copy(
         )
     crash_point("migrate.done")
     async with conn.transaction():  # the marker, last
-        await conn.execute(
-            f"SELECT pg_advisory_xact_lock({pg_schema.workspace_lock('%s')})", (workspace,)
-        )
+        await conn.execute(pg_schema.lock_workspace("%s"), (workspace,))
         ((beyond,),) = await run.rows(
             "SELECT count(*) FROM baton.ops WHERE ws = %s AND lsn > %s", last
         )

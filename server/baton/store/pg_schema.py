@@ -58,6 +58,12 @@ def workspace_lock(ws: str) -> str:
     return f"{LOCK_CLASS}, hashtext({ws})"
 
 
+def lock_workspace(ws: str) -> str:
+    """The statement that takes the workspace's lock alone until the transaction ends:
+    no append draws an lsn of it meanwhile (set-asides, `baton migrate`'s checks)."""
+    return f"SELECT pg_advisory_xact_lock({workspace_lock(ws)})"
+
+
 ADVANCE = (
     "SELECT count(nextval('baton.lsn')) "
     "FROM generate_series(1, %s - (SELECT last_value FROM baton.lsn))"

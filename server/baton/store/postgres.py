@@ -148,6 +148,10 @@ _SETTLED = (
 )
 """Every lsn up to the returned one is settled for the workspace: the lock is granted once
 no transaction that drew one holds it, and the sequence is read after the grant."""
+_SETTLED_LAST = (
+    "(SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s AND lsn <= %(settled)s)"
+)
+"""The workspace's last settled lsn, after `_SETTLED` (`_settled_rows`)."""
 
 
 def _append_sql(blobs_from: str | None) -> str:
@@ -605,9 +609,7 @@ class PostgresStore:
         return [row_to_op(r) for r in rows]
 
     async def last_lsn(self) -> int:
-        rows = await self._settled_rows(
-            "SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s AND lsn <= %(settled)s"
-        )
+        rows = await self._settled_rows(f"SELECT {_SETTLED_LAST}")
         return int(rows[0][0]) if rows else 0
 
     async def moved_to(self) -> str | None:
@@ -617,8 +619,7 @@ class PostgresStore:
         """Changes whenever the workspace's log did: its settled last lsn (appends), and
         above it its version (set-asides, put-backs, which may lower the last lsn)."""
         rows = await self._settled_rows(
-            "SELECT version, (SELECT coalesce(max(lsn), 0) FROM baton.ops "
-            "WHERE ws = %(ws)s AND lsn <= %(settled)s) FROM baton.workspaces WHERE ws = %(ws)s"
+            f"SELECT version, {_SETTLED_LAST} FROM baton.workspaces WHERE ws = %(ws)s"
         )
         return int(rows[0][0]) * _VERSION_STEP + int(rows[0][1]) if rows else 0
 
@@ -1048,7 +1049,7 @@ class PostgresStore:
     async def _bump(self, conn: Conn) -> None:
         """Take the workspace's lock alone to the commit (no append draws an lsn
         meanwhile), bump its version and notify its waiters (at the commit)."""
-        await conn.execute(f"SELECT pg_advisory_xact_lock({_WS_LOCK})", {"ws": self.workspace})
+        await conn.execute(pg_schema.lock_workspace("%(ws)s"), {"ws": self.workspace})
         await conn.execute(
             "UPDATE baton.workspaces SET version = version + 1 WHERE ws = %(ws)s "
             "RETURNING pg_notify(%(channel)s, '')",
