@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baton.workspace import DB_ENV
+from baton.workspace.workspace import DB_ENV
 
 from . import append, brief, flat, hooks, lsp, peer, pg, recovery, startup
 from .stats import compiled, settle

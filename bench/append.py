@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.workspace import Workspace, database_path
+from baton.workspace.workspace import Workspace, database_path
 
 from . import workload
 from .report import Cell, emit, ratio, rx, verdict

@@ -2,7 +2,7 @@
 
 For each size N (files), one workspace is generated through the real agent API (one
 `Worker`, one claimed task, every op a durable `Workspace.record`; the developer's
-decisions through `baton.review.decide`, as the CLI and the language server record them):
+decisions through `baton.review.decisions.decide`, as the CLI and the language server record them):
 
 * N Python files of 40 functions; the task lists the folder and reads every file;
 * N/2 steps, each set in progress with a note and then done, but the last 5 left open;
@@ -34,11 +34,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.agent import Worker, handoff
-from baton.brief import MAX_BYTES, bound, render_markdown, size_bound
-from baton.models import Decision, HunkStatus, StepStatus
-from baton.review import decide
-from baton.workspace import Workspace, database_path
+from baton.api.worker import Worker, handoff
+from baton.core.brief import MAX_BYTES, bound, render_markdown, size_bound
+from baton.core.models import Decision, HunkStatus, StepStatus
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace, database_path
 
 from . import workload
 from .report import Cell, emit, verdict

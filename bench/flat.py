@@ -2,7 +2,7 @@
 history, as ratios in one run.
 
 The workload is one long agent task, generated through the real API (`Worker`, `Task`,
-`Workspace.record`; the developer's decisions through `baton.review.decide`, as the CLI
+`Workspace.record`; the developer's decisions through `baton.review.decisions.decide`, as the CLI
 and the language server record them), deterministically (a seeded `random.Random`):
 
 * a bounded set of `FILES` Python files of `FUNCS` three-line functions; the agent works
@@ -85,17 +85,17 @@ from typing import Any
 from pygls.lsp.client import LanguageClient
 
 import baton
-from baton import calls
-from baton.agent import Task, Worker
-from baton.changes import build_change
-from baton.checkpoints import DELTA, FULL
+from baton.api import calls
+from baton.api.worker import Task, Worker
+from baton.core.changes import build_change
+from baton.core.checkpoints import DELTA, FULL
+from baton.core.models import Decision, HunkStatus, StepStatus, TaskState
 from baton.lsp import protocol
-from baton.lsp.client import ScriptedEditor
 from baton.lsp.protocol import TASK as TASK_REQUEST
-from baton.models import Decision, HunkStatus, StepStatus, TaskState
-from baton.review import decide
-from baton.store.sqlite import MIGRATIONS
-from baton.workspace import Workspace, database_path
+from baton.lsp.scripted_editor import ScriptedEditor
+from baton.review.decisions import decide
+from baton.store.sqlite.store import MIGRATIONS
+from baton.workspace.workspace import Workspace, database_path
 
 from . import lsp
 from .report import Cell, emit, rx, verdict

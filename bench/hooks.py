@@ -417,7 +417,7 @@ def interpreter(command: str) -> str:
 def daemon_env() -> str | None:
     """The variable that turns the hook daemon off, if this Baton has one."""
     try:
-        from baton.adapters import hookclient
+        from baton.adapters.daemon import hook_client as hookclient
     except ImportError:
         return None
     name = getattr(hookclient, "DAEMON_ENV", None)
@@ -462,7 +462,9 @@ def hook_alone(base: Path, cycles: int, inprocess_cycles: int) -> HookAlone:
     floors: dict[str, str] = {
         "true": "true",
         "python -c pass": shlex.join([python, "-c", "pass"]),
-        "python: import hookclient": shlex.join([python, "-c", "import baton.adapters.hookclient"]),
+        "python: import hookclient": shlex.join(
+            [python, "-c", "import baton.adapters.daemon.hook_client"]
+        ),
         "python: import claude_code, hookio": shlex.join(
             [python, "-c", "import baton.adapters.claude_code, baton.adapters.hookio"]
         ),

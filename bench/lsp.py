@@ -1,5 +1,5 @@
 """The language server as an editor sees it: the real `baton serve` subprocess over stdio,
-driven by `baton.lsp.client.ScriptedEditor` on pygls' `LanguageClient`.
+driven by `baton.lsp.scripted_editor.ScriptedEditor` on pygls' `LanguageClient`.
 
 Two workspaces are seeded through the agent API (one `Worker`, one claimed task, every op
 a real durable `Workspace.record`; nothing is spawned per op):
@@ -56,17 +56,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from baton import keys
-from baton.agent import Task, Worker
-from baton.changes import build_change
-from baton.lsp.client import ScriptedEditor
-from baton.models import (
-    ContextRead,
-    ContextText,
-    OpKind,
-    StepSet,
-    StepStatus,
-)
+from baton.api.worker import Task, Worker
+from baton.core import keys
+from baton.core.changes import build_change
+from baton.core.models import ContextRead, ContextText, OpKind, StepSet, StepStatus
+from baton.lsp.scripted_editor import ScriptedEditor
 from baton.store import NewOp, digest
 
 from .report import Cell, emit, verdict
@@ -79,7 +73,7 @@ spawn → `initialize`), over that floor (issue 13, target 3)."""
 COMMIT_P95_TARGET_MS = 150.0
 ACTION_P99_TARGET_MS = 10.0
 POLL_MS = 50.0
-"""`baton.lsp.live.POLL_S`, in ms (restated: the bench explains its numbers with it)."""
+"""`baton.lsp.live_updates.POLL_S`, in ms (restated: the bench explains its numbers with it)."""
 
 FUNCS = 40
 FLAT_EVERY = 25
@@ -1105,7 +1099,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
     import tempfile
 
-    from baton.workspace import DB_ENV
+    from baton.workspace.workspace import DB_ENV
 
     from .stats import compiled
     from .stats import settle as _settle

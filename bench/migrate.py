@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tests.pg import find_bin, start, stop
 
-from baton.hashing import digest
+from baton.core.hashing import digest
 from baton.store import SqliteStore
 
 

@@ -45,8 +45,8 @@ from langgraph.checkpoint.base import LATEST_VERSION, Checkpoint, CheckpointMeta
 from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from baton.agent import Task, Worker
-from baton.workspace import Workspace, database_path
+from baton.api.worker import Task, Worker
+from baton.workspace.workspace import Workspace, database_path
 
 from . import workload
 from .report import Cell, emit, ratio, rx, verdict

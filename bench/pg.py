@@ -62,8 +62,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton import keys
-from baton.models import ContextRead, OpKind
+from baton.core import keys
+from baton.core.models import ContextRead, OpKind
 from baton.store import NewOp, digest
 
 from . import lsp, workload
@@ -88,7 +88,13 @@ no change feed."""
 LISTENED = f"{WORKSPACE}-listened"
 TABLES: dict[str, tuple[str, ...]] = {
     "floor": ("floor.ops",),
-    "baton": ("baton.ops", "baton.blobs", "baton.checkpoints", "baton.tasks", "baton.workspaces"),
+    "baton": (
+        "baton.ops",
+        "baton.blobs",
+        "baton.checkpoints",
+        "baton.tasks",
+        "baton.workspaces",
+    ),
     "baton (ws each)": (
         "baton.ops",
         "baton.blobs",
@@ -261,7 +267,7 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         end = CLOCK()
         await conn.close()
     elif system.startswith("baton"):
-        from baton.workspace import Workspace
+        from baton.workspace.workspace import Workspace
 
         os.environ["BATON_DATABASE_URL"] = url
         os.environ["BATON_WORKSPACE"] = {"baton": WORKSPACE, "baton (listened)": LISTENED}.get(
@@ -318,7 +324,7 @@ async def _worker(spec: dict[str, Any]) -> dict[str, Any]:
 async def _holder(spec: dict[str, Any]) -> None:
     """Begin a task with a short lease, record a step, then keep the lease alive (the
     agent's heartbeat) until killed."""
-    from baton.agent import Worker
+    from baton.api.worker import Worker
 
     os.environ["BATON_DATABASE_URL"] = spec["url"]
     os.environ["BATON_WORKSPACE"] = spec["workspace"]
@@ -333,7 +339,7 @@ async def _holder(spec: dict[str, Any]) -> None:
 async def _taker(spec: dict[str, Any]) -> None:
     """Take over each task named on stdin as soon as Baton's own wait allows; record a
     step (the first fenced write); say which epoch."""
-    from baton.agent import Worker
+    from baton.api.worker import Worker
 
     os.environ["BATON_DATABASE_URL"] = spec["url"]
     os.environ["BATON_WORKSPACE"] = spec["workspace"]
@@ -357,7 +363,7 @@ async def _listener(spec: dict[str, Any]) -> None:
     system's appends run unlistened."""
     import psycopg
 
-    from baton.store.postgres import PostgresStore
+    from baton.store.postgres.store import PostgresStore
 
     store = await PostgresStore.open(spec["url"], spec["workspace"], create=False)
     loop = asyncio.get_running_loop()
@@ -504,7 +510,7 @@ def _prepare(place: Place) -> None:
     async def schemas() -> None:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-        from baton.store.postgres import PostgresStore
+        from baton.store.postgres.store import PostgresStore
 
         store = await PostgresStore.open(place.local_url, WORKSPACE)
         await store.close()

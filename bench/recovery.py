@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.checkpoints import encode_full
-from baton.fold import apply_in_place
-from baton.models import TaskState
+from baton.core.checkpoints import encode_full
+from baton.core.fold import apply_in_place
+from baton.core.models import TaskState
 from baton.store import StoredCheckpoint, digest
-from baton.workspace import DEFAULT_CHECKPOINT_EVERY, Workspace, database_path
+from baton.workspace.workspace import DEFAULT_CHECKPOINT_EVERY, Workspace, database_path
 
 from . import workload
 from .report import Cell, emit, ratio, rx, verdict

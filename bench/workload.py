@@ -15,10 +15,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from baton import keys
-from baton.models import ContextRead, ContextText, OpKind, StepSet, StepStatus
+from baton.core import keys
+from baton.core.models import ContextRead, ContextText, OpKind, StepSet, StepStatus
 from baton.store import NewOp, digest
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 TASK_ID = "t-bench"
 WORKER = "bench-worker"

@@ -14,8 +14,8 @@ from typing import TypeVar
 
 import pytest
 
-from baton.agent import Worker
-from baton.workspace import Workspace
+from baton.api.worker import Worker
+from baton.workspace.workspace import Workspace
 
 T = TypeVar("T")
 
@@ -105,7 +105,7 @@ async def agent_wrote(
 ) -> list[str]:
     """`path` written by an agent product's own tool, as its hooks record it (announced
     with the file at `before`, settled at `after`): the ids of the landed hunks."""
-    from baton import landings
+    from baton.effects import landings
 
     (root / path).write_text(before)
     async with await Worker.open(root, worker_id="agent", ttl=60) as worker:

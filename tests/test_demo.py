@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-BANNER = "from baton.demo import banner; banner('step')"
+BANNER = "from baton.cli.demo import banner; banner('step')"
 
 
 def banner_output(*, tty: bool, no_color: str | None = None) -> bytes:

@@ -8,6 +8,6 @@ import sys
 
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    from baton.adapters.hookclient import main
+    from baton.launch import main
 
     sys.exit(main(["hook", *sys.argv[1:]]))

@@ -44,8 +44,8 @@ from typing import Any
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from baton.lsp.client import ScriptedEditor
-from baton.workspace import Workspace
+from baton.lsp.scripted_editor import ScriptedEditor
+from baton.workspace.workspace import Workspace
 
 from . import claude
 from .scripted_model import Request, ScriptedModel, Turn, TurnLike

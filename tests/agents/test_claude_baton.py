@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from pytest_lsp import client_capabilities
 
-from baton.models import HunkStatus
-from baton.workspace import Workspace
+from baton.core.models import HunkStatus
+from baton.workspace.workspace import Workspace
 from tests.agents.claude import kill, reaped, run, start
 from tests.agents.scripted_model import ScriptedModel, Turn
 from tests.conftest import until

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from baton.adapters import hookclient
+from baton.adapters.daemon import hook_client as hookclient
+from baton.adapters.daemon import wire
 from tests.conftest import until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,7 +72,7 @@ def status(root: Path) -> list[dict[str, object]]:
 
 async def test_with_or_without_the_daemon_the_record_is_the_same(tmp_path: Path) -> None:
     alone, served = workspace(tmp_path, "alone"), workspace(tmp_path, "served")
-    for root, env in ((alone, {hookclient.DAEMON_ENV: "0"}), (served, {})):
+    for root, env in ((alone, {wire.DAEMON_ENV: "0"}), (served, {})):
         for event in session(root, "s1"):
             if event["hook_event_name"] == "PostToolUse":
                 (root / "f.py").write_text("x = 1\n")  # what the tool did

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from baton.adapters import claude_code, hookio
-from baton.models import Decision, HunkStatus, StepStatus, TaskFinished
-from baton.review import decide
-from baton.workspace import Workspace
+from baton.core.models import Decision, HunkStatus, StepStatus, TaskFinished
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-code-2.1.328"
 RECORDED = "/tmp/baton-claude-fixture/workspace"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.adapters import hookclient
+from baton.adapters.daemon import wire
 from tests.conftest import until
 from tests.pg import PgServer, fresh_workspace
 
@@ -20,7 +20,7 @@ async def test_hooks_record_into_postgres_with_or_without_the_daemon(
 ) -> None:
     monkeypatch.setenv("BATON_DATABASE_URL", pg_server.url)
     alone, served = workspace(tmp_path, "alone"), workspace(tmp_path, "served")
-    for root, env in ((alone, {hookclient.DAEMON_ENV: "0"}), (served, {})):
+    for root, env in ((alone, {wire.DAEMON_ENV: "0"}), (served, {})):
         monkeypatch.setenv("BATON_WORKSPACE", fresh_workspace())
         for event in session(root, "s1"):
             if event["hook_event_name"] == "PostToolUse":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.adapters.hookclient import SOCKET
+from baton.adapters.daemon.wire import SOCKET
 
 
 @pytest.fixture(autouse=True)

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from baton.adapters import cliclient, hookclient
-from baton.cli import EXIT_STORE
+from baton.adapters.daemon import agent_client as cliclient
+from baton.adapters.daemon import wire
+from baton.exits import EXIT_STORE
 
 from ..faults.readonly import read_only
 
@@ -101,7 +102,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
         (root / "src").mkdir(parents=True)
         (root / "a.py").write_text("x = 1\n")
         (root / "src" / "b.py").write_text("y = 'é'\n")
-        env = {hookclient.DAEMON_ENV: "0"}
+        env = {wire.DAEMON_ENV: "0"}
         begun = run(
             root, "agent", "begin", "--title", "T", "--task-id", "t", "--worker", "w", env=env
         )
@@ -166,7 +167,7 @@ def test_every_routed_command_says_and_records_what_it_does_in_its_own_process(
     daemon, alone = pair
     for argv in COMMANDS:
         served_run = run(daemon, *argv, probe=True)
-        alone_run = run(alone, *argv, probe=True, env={hookclient.DAEMON_ENV: "0"})
+        alone_run = run(alone, *argv, probe=True, env={wire.DAEMON_ENV: "0"})
         what = f"baton {' '.join(argv)[:120]}"
         assert where(served_run) == "daemon", (what, served_run.stderr)
         assert where(alone_run) == "in-process", what
@@ -200,7 +201,7 @@ def test_the_default_worker_is_the_calling_process(pair: tuple[Path, Path]) -> N
     "env",
     [
         {"BATON_BUSY_TIMEOUT": "0.5"},  # another environment than the daemon's
-        {hookclient.DAEMON_ENV: "0"},
+        {wire.DAEMON_ENV: "0"},
     ],
     ids=["other-environment", "daemon-off"],
 )
@@ -213,9 +214,7 @@ def test_a_command_the_daemon_could_run_otherwise_runs_in_its_own_process(
     narrow, wide = (
         run(daemon, "agent", "step", "--help", env={"COLUMNS": c}) for c in ["50", "200"]
     )
-    alone = run(
-        daemon, "agent", "step", "--help", env={"COLUMNS": "50", hookclient.DAEMON_ENV: "0"}
-    )
+    alone = run(daemon, "agent", "step", "--help", env={"COLUMNS": "50", wire.DAEMON_ENV: "0"})
     assert (
         narrow.returncode == 0 and narrow.stdout == alone.stdout != wide.stdout
     )  # this terminal's
@@ -262,7 +261,7 @@ class FakeDaemon:
         here = os.getcwd()
         os.chdir(root / ".baton")
         try:
-            self.server.bind(hookclient.SOCKET)
+            self.server.bind(wire.SOCKET)
         finally:
             os.chdir(here)
         self.server.listen(1)
@@ -273,11 +272,11 @@ class FakeDaemon:
     def answer(self) -> None:
         conn, _ = self.server.accept()
         with conn:
-            self.got += [hookclient.read_frame(conn), hookclient.read_frame(conn)]
+            self.got += [wire.read_frame(conn), wire.read_frame(conn)]
             for reply in self.replies:
-                conn.sendall(hookclient.frame(reply))
+                conn.sendall(wire.frame(reply))
             if self.replies == [b"ready"]:
-                self.got.append(hookclient.read_frame(conn))  # "go": then it dies
+                self.got.append(wire.read_frame(conn))  # "go": then it dies
 
     def close(self) -> None:
         self.thread.join(timeout=30)
@@ -286,7 +285,7 @@ class FakeDaemon:
 
 def test_a_daemon_that_dies_with_the_command_is_one_line_and_exit_6(tmp_path: Path) -> None:
     begun = run(tmp_path, "agent", "begin", "--title", "T", "--task-id", "t", "--worker", "w",
-                env={hookclient.DAEMON_ENV: "0"})  # fmt: skip
+                env={wire.DAEMON_ENV: "0"})  # fmt: skip
     assert begun.returncode == 0
     fake = FakeDaemon(tmp_path, [b"ready"])
     done = run(tmp_path, "agent", "note", "lost?", *HELD)
@@ -296,7 +295,7 @@ def test_a_daemon_that_dies_with_the_command_is_one_line_and_exit_6(tmp_path: Pa
     (line,) = done.stderr.splitlines()
     assert line.startswith("baton: the workspace's daemon stopped during `baton agent note`")
     assert json.loads(done.stdout)["error"]["exit"] == EXIT_STORE
-    (tmp_path / ".baton" / hookclient.SOCKET).unlink()
+    (tmp_path / ".baton" / wire.SOCKET).unlink()
 
 
 @pytest.mark.parametrize("reply", [b"\0decline", b"\0restart"])
@@ -304,11 +303,11 @@ def test_a_daemon_that_declines_leaves_the_command_to_the_caller(
     tmp_path: Path, reply: bytes
 ) -> None:
     begun = run(tmp_path, "agent", "begin", "--title", "T", "--task-id", "t", "--worker", "w",
-                env={hookclient.DAEMON_ENV: "0"})  # fmt: skip
+                env={wire.DAEMON_ENV: "0"})  # fmt: skip
     assert begun.returncode == 0
     fake = FakeDaemon(tmp_path, [reply])
     done = run(tmp_path, "agent", "note", "here", *HELD, probe=True)
     fake.close()
-    (tmp_path / ".baton" / hookclient.SOCKET).unlink()
+    (tmp_path / ".baton" / wire.SOCKET).unlink()
     assert (done.returncode, done.stdout, where(done)) == (0, '{"ok": true}\n', "in-process")
     assert [kind for _, _, _, kind, _ in ops(tmp_path)][-1] == "context.note"

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from baton.cli import (
+from baton.exits import (
     EXIT_FAILED,
     EXIT_FENCED,
     EXIT_NOT_FOUND,
@@ -420,9 +420,9 @@ def test_the_agent_calls_load_nothing_of_the_editor_or_mcp(tmp_path: Path) -> No
     calls it shares with the CLI and MCP, and the CLI that carries it, load the store and
     the models, never the language server or the MCP SDK."""
     probe = (
-        "import sys, baton.calls, baton.cli; print(sorted(m for m in sys.modules "
+        "import sys, baton.api.calls, baton.cli.commands; print(sorted(m for m in sys.modules "
         "if m.split('.')[0] in ('mcp', 'pygls', 'lsprotocol') "
-        "or m.startswith(('baton.lsp', 'baton.mcp_server', 'baton.demo'))))"
+        "or m.startswith(('baton.lsp', 'baton.mcp_server', 'baton.cli.demo'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.cli import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_STORE
+from baton.exits import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_STORE
 
 from .test_cli import baton, begin, environment, error, out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from baton.cli import EXIT_REFUSED
+from baton.exits import EXIT_REFUSED
 
 from .test_cli import baton
 

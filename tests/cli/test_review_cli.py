@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.cli import EXIT_FAILED, EXIT_FENCED, EXIT_REFUSED
+from baton.exits import EXIT_FAILED, EXIT_FENCED, EXIT_REFUSED
 from tests.conftest import agent_wrote
 
 from .test_cli import baton, out

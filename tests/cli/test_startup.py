@@ -19,7 +19,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from baton import agent, cli, commandline, models
+from baton.api import worker as agent
+from baton.cli import commands as cli
+from baton.cli import grammar as commandline
+from baton.core import models
 
 EVERY_HELP = [
     ["--help"],
@@ -110,7 +113,7 @@ def test_what_the_help_repeats_from_the_models_still_agrees() -> None:
     assert set(commandline.STATUS_WORDS) >= {s.value for s in models.HunkStatus}
 
 
-HEAVY = ("pydantic", "asyncio", "sqlite3", "aiosqlite", "baton.cli", "baton.models")
+HEAVY = ("pydantic", "asyncio", "sqlite3", "aiosqlite", "baton.cli.commands", "baton.core.models")
 PROBE = """
 import sys
 from baton.launch import main

@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from baton.fold import rebuild
-from baton.models import ChangeProposed, Decision, EffectDone, HunkReviewed, HunkStatus
-from baton.review import ReviewRefused, decide
+from baton.core.fold import rebuild
+from baton.core.models import ChangeProposed, Decision, EffectDone, HunkReviewed, HunkStatus
+from baton.review.decisions import ReviewRefused, decide
 from baton.store import TaskNotFound
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 from . import scenario
 

@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from baton.agent import Worker
-from baton.models import StepStatus
+from baton.api.worker import Worker
+from baton.core.models import StepStatus
 from baton.store import TaskClosed, TaskExists
 
 TASK = "crash-task"

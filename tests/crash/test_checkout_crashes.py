@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from baton import landings
-from baton.agent import Worker
+from baton.api.worker import Worker
+from baton.core.models import Decision, EffectDone, EffectFailed, EffectIntent
+from baton.effects import landings
 from baton.faults import POINTS
-from baton.models import Decision, EffectDone, EffectFailed, EffectIntent
-from baton.review import decide
-from baton.workspace import DB_ENV, Workspace
+from baton.review.decisions import decide
+from baton.workspace.workspace import DB_ENV, Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "t-crash"

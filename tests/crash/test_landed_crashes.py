@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from baton.models import HunkStatus, OpKind
-from baton.workspace import Workspace
+from baton.core.models import HunkStatus, OpKind
+from baton.workspace.workspace import Workspace
 from tests.conftest import agent_wrote
 
 BASE = "".join(f"line {n}\n" for n in range(1, 21))

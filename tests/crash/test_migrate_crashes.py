@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from baton.migrate import MigrationRefused, migrate
+from baton.team.migrate import MigrationRefused, migrate
 from tests.conftest import sigkill, until
 from tests.crash.test_zombie_apply import stopped
 from tests.pg import PgServer, fresh_workspace

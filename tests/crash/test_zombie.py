@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from baton.agent import Worker
-from baton.models import OpKind
-from baton.workspace import Workspace
+from baton.core.models import OpKind
+from baton.workspace.workspace import Workspace
 
 from ..conftest import until
 from .harness import REPO

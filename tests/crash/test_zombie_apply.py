@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from baton.agent import Worker
-from baton.cli import EXIT_FENCED
-from baton.models import Decision, OpKind
-from baton.review import decide
-from baton.workspace import Workspace
+from baton.api.worker import Worker
+from baton.core.models import Decision, OpKind
+from baton.exits import EXIT_FENCED
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
 
 from ..conftest import FakeClock, until
 from .harness import REPO

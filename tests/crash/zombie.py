@@ -13,7 +13,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from baton.agent import Worker
+from baton.api.worker import Worker
 from baton.store import StaleEpoch
 
 

@@ -28,11 +28,11 @@ from pathlib import Path
 import pytest
 
 from baton.agent import Worker
-from baton.effects import apply_accepted
-from baton.models import Decision, HunkStatus
-from baton.review import decide
+from baton.core.models import Decision, HunkStatus
+from baton.effects.apply import apply_accepted
+from baton.review.decisions import decide
 from baton.store import StoreError
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 from tests.conftest import agent_wrote
 
 from ..editors.headless import run_headless

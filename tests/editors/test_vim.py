@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from baton.agent import Worker
-from baton.models import HunkStatus, OpKind
-from baton.workspace import Workspace
+from baton.api.worker import Worker
+from baton.core.models import HunkStatus, OpKind
+from baton.workspace.workspace import Workspace
 
 from .headless import run_with_report, steps
 

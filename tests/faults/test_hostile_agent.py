@@ -28,13 +28,13 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from baton import effects
-from baton.agent import Worker
-from baton.changes import MAX_DIFF_BYTES, MAX_FILE_BYTES, MAX_HUNKS_PER_CHANGE, ChangeRefused
-from baton.cli import EXIT_FAILED, EXIT_OK, EXIT_REFUSED
-from baton.models import Decision
-from baton.paths import PathRefused
-from baton.review import decide
+from baton.api.worker import Worker
+from baton.core.changes import MAX_DIFF_BYTES, MAX_FILE_BYTES, MAX_HUNKS_PER_CHANGE, ChangeRefused
+from baton.core.models import Decision
+from baton.core.paths import PathRefused
+from baton.effects import apply as effects
+from baton.exits import EXIT_FAILED, EXIT_OK, EXIT_REFUSED
+from baton.review.decisions import decide
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = ["--task", "t", "--epoch", "1", "--worker", "w"]

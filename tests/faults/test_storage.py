@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.agent import Worker
+from baton.api.worker import Worker
 
 from .readonly import read_only
 
@@ -184,7 +184,7 @@ def test_a_lock_held_past_the_busy_timeout_is_one_line_and_then_passes(
 LEAVE_A_WAL = """
 import asyncio, os, sys
 from pathlib import Path
-from baton.agent import Worker
+from baton.api.worker import Worker
 async def main(root):
     worker = await Worker.open(Path(root), worker_id="w2", ttl=60)
     task = await worker.begin("Later", task_id="later")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from baton.models import ContextText, EffectDone, HunkReviewed, Op, OpKind
-from baton.workspace import Workspace
+from baton.core.models import ContextText, EffectDone, HunkReviewed, Op, OpKind
+from baton.workspace.workspace import Workspace
 
 
 async def log_of(ws: Workspace, task: str) -> list[Op]:

@@ -8,10 +8,10 @@ import asyncio
 import sys
 from pathlib import Path
 
-from baton.models import Decision, HunkStatus
-from baton.review import ReviewRefused, decide
+from baton.core.models import Decision, HunkStatus
+from baton.review.decisions import ReviewRefused, decide
 from baton.store import StoreUnavailable, TaskNotFound
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 
 async def run(root: Path, task_id: str) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import psycopg
 
-from baton.models import Op
-from baton.workspace import Workspace
+from baton.core.models import Op
+from baton.workspace.workspace import Workspace
 
 from . import checks
 from .conftest import DEAD_PEER_S, Fleet, Proc

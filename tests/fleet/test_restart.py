@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 from .. import pg
 from . import checks

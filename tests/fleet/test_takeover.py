@@ -11,7 +11,7 @@ import shutil
 import signal
 from pathlib import Path
 
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 from . import checks
 from .conftest import Fleet

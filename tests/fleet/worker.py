@@ -1,6 +1,6 @@
 """An agent worker on a fleet host: `python -m tests.fleet.worker ROOT --task T …`.
 
-It drives `baton.agent.Worker` against the database its environment names
+It drives `baton.api.worker.Worker` against the database its environment names
 (BATON_DATABASE_URL, BATON_WORKSPACE), in its own checkout folder ROOT, and says on stdout
 what the store confirmed, the moment it is confirmed, so the test knows exactly what was
 acknowledged (and may therefore never be lost):
@@ -28,9 +28,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
-from baton import keys
-from baton.agent import Task, Worker
-from baton.models import ContextText, OpKind
+from baton.api.worker import Task, Worker
+from baton.core import keys
+from baton.core.models import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
 
 RETRY_FOR_S = 120.0

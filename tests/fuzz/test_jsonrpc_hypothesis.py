@@ -67,10 +67,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from baton.agent import Worker
+from baton.api.worker import Worker
 from baton.lsp import protocol as p
 from baton.lsp.jsonrpc.framing import MAX_MESSAGE_BYTES
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 

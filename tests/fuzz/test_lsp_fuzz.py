@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from baton.agent import Worker
+from baton.api.worker import Worker
 from baton.lsp import protocol as p
 
 from ..lsp.wire import INITIALIZED, frame, initialize, raw_server, read_message

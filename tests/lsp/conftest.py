@@ -1,5 +1,5 @@
 """Fixtures for the language server tests: a seeded workspace and a scripted editor
-(baton.lsp.client) on pytest-lsp's client, talking to the real `baton serve`."""
+(baton.lsp.scripted_editor) on pytest-lsp's client, talking to the real `baton serve`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from baton.agent import Worker
-from baton.lsp.client import ScriptedEditor as Editor
+from baton.api.worker import Worker
+from baton.lsp.scripted_editor import ScriptedEditor as Editor
 
 REPO = Path(__file__).resolve().parents[2]
 

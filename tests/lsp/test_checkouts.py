@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pytest_lsp import client_capabilities
 
-from baton.agent import Worker
-from baton.models import Decision
-from baton.review import decide
-from baton.workspace import DB_ENV
+from baton.api.worker import Worker
+from baton.core.models import Decision
+from baton.review.decisions import decide
+from baton.workspace.workspace import DB_ENV
 
 from .conftest import start_editor, stop_editor
 

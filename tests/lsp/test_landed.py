@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from baton.models import HunkStatus
-from baton.workspace import Workspace
+from baton.core.models import HunkStatus
+from baton.workspace.workspace import Workspace
 from tests.conftest import agent_wrote, until
 
 from .conftest import CALC, Editor, start_editor, stop_editor

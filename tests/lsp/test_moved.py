@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from pytest_lsp import client_capabilities
 
-from baton.agent import Task, Worker
-from baton.models import HunkStatus
+from baton.api.worker import Task, Worker
+from baton.core.models import HunkStatus
 from baton.store import StoreUnavailable
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 from tests.pg import PgServer, fresh_workspace
 
 from .conftest import start_editor, stop_editor

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pytest_lsp import client_capabilities
 
-from baton.agent import Task, Worker
-from baton.models import Decision
-from baton.review import decide
-from baton.workspace import Workspace
+from baton.api.worker import Task, Worker
+from baton.core.models import Decision
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
 
 from .conftest import Editor, start_editor, stop_editor
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from baton.agent import Worker
-from baton.effects import apply_hunk
-from baton.models import Decision, HunkStatus
-from baton.review import decide
-from baton.workspace import Workspace
+from baton.api.worker import Worker
+from baton.core.models import Decision, HunkStatus
+from baton.effects.apply import apply_hunk
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
 
 from .conftest import CALC
 

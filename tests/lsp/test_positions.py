@@ -12,11 +12,11 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument
 from pytest_lsp import client_capabilities
 
-from baton.agent import Worker
-from baton.hunks import split_lines
+from baton.api.worker import Worker
+from baton.core.hunks import split_lines
+from baton.lsp.presentation import edit_range, line_range
 from baton.lsp.server import build_server
 from baton.lsp.state import BatonServer
-from baton.lsp.views import edit_range, line_range
 
 from .conftest import Editor, start_editor, stop_editor
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from pytest_lsp import client_capabilities
 
-from baton.agent import Task, Worker
-from baton.models import HunkStatus
-from baton.workspace import Workspace
+from baton.api.worker import Task, Worker
+from baton.core.models import HunkStatus
+from baton.workspace.workspace import Workspace
 
 from .conftest import start_editor, stop_editor
 

@@ -11,13 +11,13 @@ from typing import Any
 
 from pytest_lsp import LanguageClient, client_capabilities
 
-from baton.agent import Task, Worker
+from baton.api.worker import Task, Worker
+from baton.core.models import Decision, HunkStatus, OpKind
 from baton.lsp import protocol as p
-from baton.lsp.client import ScriptedEditor as Editor
-from baton.lsp.index import touched_paths
-from baton.models import Decision, HunkStatus, OpKind
-from baton.review import decide
-from baton.workspace import Workspace
+from baton.lsp.scripted_editor import ScriptedEditor as Editor
+from baton.lsp.task_index import touched_paths
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
 
 from .conftest import CALC, REPO, STARTED, stop_editor
 

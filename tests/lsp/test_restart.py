@@ -9,10 +9,10 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
+from baton.core.models import Decision, HunkStatus, OpKind
 from baton.lsp.state import EDITOR
-from baton.models import Decision, HunkStatus, OpKind
-from baton.review import decide
-from baton.workspace import Workspace
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
 
 from .conftest import CALC, start_editor, stop_editor
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from baton.models import HunkStatus
-from baton.workspace import Workspace
+from baton.core.models import HunkStatus
+from baton.workspace.workspace import Workspace
 
 from .conftest import CALC, Editor
 
@@ -153,10 +153,10 @@ async def test_an_agent_commit_shows_up_live(editor: Editor, seeded: Path) -> No
     await editor.until(lambda: len(editor.diagnostics(uri)) == 3)
     (seeded / "other.py").write_text("x = 1\n")
     async with await Workspace.open(seeded) as ws:
-        from baton.agent import Task
+        from baton.api.worker import Task
 
         info = await ws.store.task("tidy")
-        from baton.agent import Worker
+        from baton.api.worker import Worker
 
         worker = Worker(ws, "agent", 60)
         task = Task(worker, "tidy", info.epoch)
@@ -222,7 +222,7 @@ async def test_a_refused_edit_stays_accepted_and_apply_sends_it_again(
 async def test_an_editor_adding_a_final_newline_keeps_the_hunk(tmp_path: Path) -> None:
     from pytest_lsp import client_capabilities
 
-    from baton.agent import Worker
+    from baton.api.worker import Worker
 
     from .conftest import start_editor, stop_editor
 

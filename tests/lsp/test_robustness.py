@@ -12,10 +12,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
-from baton.agent import Worker
+from baton.api.worker import Worker
+from baton.core.models import HunkStatus
 from baton.lsp import protocol as p
-from baton.models import HunkStatus
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 from .conftest import CALC, Editor, start_editor, stop_editor
 from .wire import INITIALIZED, frame, raw_server, read_message, start_raw

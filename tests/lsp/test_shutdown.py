@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from baton.agent import Worker
-from baton.models import HunkStatus
-from baton.workspace import Workspace
+from baton.api.worker import Worker
+from baton.core.models import HunkStatus
+from baton.workspace.workspace import Workspace
 
 from .conftest import CALC
 from .wire import INITIALIZED, frame, read_message, start_raw

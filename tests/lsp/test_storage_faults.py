@@ -14,8 +14,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
-from baton.models import HunkStatus
-from baton.workspace import Workspace
+from baton.core.models import HunkStatus
+from baton.workspace.workspace import Workspace
 
 from ..faults.readonly import read_only
 from .conftest import Editor, start_editor, stop_editor

@@ -10,9 +10,9 @@ from typing import Any
 
 from pytest_lsp import LanguageClient, client_capabilities
 
-from baton.agent import Task, Worker
+from baton.api.worker import Task, Worker
 from baton.lsp import protocol as p
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 from .conftest import REPO, STARTED, Editor, stop_editor
 

@@ -14,7 +14,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
-from baton.agent import Task, Worker
+from baton.api.worker import Task, Worker
 from baton.lsp import protocol as p
 from tests.pg import BOTH_BACKENDS
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from baton.agent import Worker
+from baton.api.worker import Worker
 
 from .conftest import start_editor, stop_editor
 

@@ -19,12 +19,12 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pytest_lsp import client_capabilities
 
-from baton.agent import Worker
-from baton.effects import Plan, apply_accepted, plan_apply, record_intent
-from baton.lsp.client import ScriptedEditor as Editor
-from baton.models import Decision, HunkStatus, OpKind, TaskState
-from baton.review import decide
-from baton.workspace import Workspace
+from baton.api.worker import Worker
+from baton.core.models import Decision, HunkStatus, OpKind, TaskState
+from baton.effects.apply import Plan, apply_accepted, plan_apply, record_intent
+from baton.lsp.scripted_editor import ScriptedEditor as Editor
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
 
 from ..conftest import until
 from .conftest import CALC, start_editor, stop_editor

@@ -29,14 +29,14 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from baton.agent import Worker
-from baton.brief import FileBrief, HandoffBrief, HunkBrief
+from baton.api.worker import Worker
+from baton.core.brief import FileBrief, HandoffBrief, HunkBrief
+from baton.core.models import Decision, HunkStatus, OpKind, Remark
 from baton.mcp_server import MAX_WAIT, NEW_TASK, bound_brief, build_server
 from baton.mcp_server import progress as waiting
-from baton.models import Decision, HunkStatus, OpKind, Remark
-from baton.review import decide
+from baton.review.decisions import decide
 from baton.store import LeaseHeld
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

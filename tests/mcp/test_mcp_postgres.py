@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from baton.core.models import Decision, OpKind
 from baton.mcp_server import MAX_WAIT
-from baton.models import Decision, OpKind
 from tests.pg import PgServer, fresh_workspace
 
 from .test_mcp import BOUND, NEW_APP, baton_mcp, developer, ok, op_kinds, project

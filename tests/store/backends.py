@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from baton.checkpoints import HEAD_BYTES
+from baton.core.checkpoints import HEAD_BYTES
 from baton.store import SqliteStore, Store
 from tests.pg import PgServer, fresh_workspace
 
@@ -95,7 +95,7 @@ class Postgres:
         self.workspace = fresh_workspace()
 
     async def open(self, clock: Callable[[], float] = time.time) -> Store:
-        from baton.store.postgres import PostgresStore
+        from baton.store.postgres.store import PostgresStore
 
         return await PostgresStore.open(
             self.url, self.workspace, clock=None if clock is time.time else clock

@@ -18,9 +18,9 @@ from typing import Any
 
 import psycopg
 
-from baton.agent import Worker
-from baton.models import Decision
-from baton.review import decide
+from baton.api.worker import Worker
+from baton.core.models import Decision
+from baton.review.decisions import decide
 from baton.store import SqliteStore, Store
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from baton import workspace
-from baton.agent import Worker, handoff
-from baton.brief import render_markdown
-from baton.models import ContextText, Decision, HunkStatus, Op, OpKind, StepStatus, TaskState
-from baton.paths import PathRefused
-from baton.review import decide
+from baton.api.worker import Worker, handoff
+from baton.core.brief import render_markdown
+from baton.core.models import ContextText, Decision, HunkStatus, Op, OpKind, StepStatus, TaskState
+from baton.core.paths import PathRefused
+from baton.review.decisions import decide
 from baton.store import LeaseHeld, NewOp, StaleEpoch, TaskNotFound
-from baton.workspace import Workspace
+from baton.workspace import workspace
+from baton.workspace.workspace import Workspace
 from tests.conftest import FakeClock, until
 from tests.pg import BOTH_BACKENDS
 

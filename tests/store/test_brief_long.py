@@ -9,12 +9,12 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-from baton.agent import Worker, handoff
-from baton.brief import MAX_BYTES, bound, render_markdown, size_bound
-from baton.effects import content_hash
-from baton.models import Decision, HunkStatus, StepStatus
-from baton.review import decide
-from baton.workspace import database_path
+from baton.api.worker import Worker, handoff
+from baton.core.brief import MAX_BYTES, bound, render_markdown, size_bound
+from baton.core.models import Decision, HunkStatus, StepStatus
+from baton.effects.apply import content_hash
+from baton.review.decisions import decide
+from baton.workspace.workspace import database_path
 
 FILES = 300
 PROPOSED = 150  # files 0..149 get a proposal of 4 hunks

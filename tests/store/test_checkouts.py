@@ -19,14 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from baton import checkouts, landings
-from baton.agent import Worker, handoff
-from baton.catchup import CheckoutRefused, checkout
-from baton.effects import Plan, apply_accepted, plan_apply, record_intent
-from baton.integrity import check
-from baton.models import Decision, EffectIntent, HunkStatus, OpKind
-from baton.review import decide
-from baton.workspace import DB_ENV, Workspace
+from baton.api.integrity import check
+from baton.api.worker import Worker, handoff
+from baton.checkout.catchup import CheckoutRefused, checkout
+from baton.core.models import Decision, EffectIntent, HunkStatus, OpKind
+from baton.effects import landings
+from baton.effects.apply import Plan, apply_accepted, plan_apply, record_intent
+from baton.review.decisions import decide
+from baton.workspace import checkout_identity as checkouts
+from baton.workspace.workspace import DB_ENV, Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "t-fleet"

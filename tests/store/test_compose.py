@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baton.agent import Worker
-from baton.models import HunkStatus
+from baton.api.worker import Worker
+from baton.core.models import HunkStatus
 
 BASE = "".join(f"line {n}\n" for n in range(1, 31))
 

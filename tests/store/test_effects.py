@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from baton.agent import Task, Worker
-from baton.changes import ChangeRefused
-from baton.effects import (
+from baton.api.worker import Task, Worker
+from baton.core.changes import ChangeRefused
+from baton.core.models import Decision, HunkStatus, OpKind
+from baton.effects.apply import (
     _Recorder,
     apply_accepted,
     apply_hunk,
@@ -17,8 +18,7 @@ from baton.effects import (
     recover_effects,
     write_final_state,
 )
-from baton.models import Decision, HunkStatus, OpKind
-from baton.review import ReviewRefused, decide
+from baton.review.decisions import ReviewRefused, decide
 from tests.pg import BOTH_BACKENDS
 
 pytestmark = BOTH_BACKENDS
@@ -228,7 +228,7 @@ async def test_a_save_racing_the_write_with_the_same_hunk_counts_as_applied(
 ) -> None:
     """Found by the torture run: an editor saved the accepted edit (plus an edit of its
     own) between the agent's look at the file and its write."""
-    import baton.effects as effects
+    import baton.effects.apply as effects
 
     (project / "f.py").write_text(BASE)
     task = await worker.begin("t")
@@ -254,7 +254,7 @@ async def test_a_new_file_another_applier_created_first_counts_as_applied(
     agent applied it too; the agent's create found the file there, with the content it
     was about to write. That is the hunk applied, not a conflict (an empty old side has
     nothing to look for: it must not count as "the old lines are still there")."""
-    import baton.effects as effects
+    import baton.effects.apply as effects
 
     task = await worker.begin("t")
     (hid,) = (await task.propose("e3.cfg", "[new]\nmade = by the agent\n")).hunk_ids
@@ -276,7 +276,7 @@ async def test_a_conflict_whose_hunk_is_in_the_file_is_healed(
     """The look that judged a conflict caught the file half-saved by an editor that was
     putting the very hunk in (a save in place truncates first): once the file holds the
     hunk, the next apply records it applied, once, and writes nothing."""
-    import baton.effects as effects
+    import baton.effects.apply as effects
 
     (project / "f.py").write_text(BASE)
     task = await worker.begin("t")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from baton.agent import Worker
-from baton.limits import InvalidInput
-from baton.models import Decision, Op, OpKind, TaskState, Unreadable
-from baton.review import decide
+from baton.api.worker import Worker
+from baton.core.limits import InvalidInput
+from baton.core.models import Decision, Op, OpKind, TaskState, Unreadable
+from baton.review.decisions import decide
 from baton.store import StaleEpoch, TaskNotFound
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 from tests.pg import BOTH_BACKENDS
 
 from ..conftest import FakeClock
@@ -77,7 +77,7 @@ async def test_an_op_the_fold_fails_on_is_noted_not_fatal(
     """A bug in the fold for one kind of op must not stop the task: every other op is
     still folded, the bad one is named, and no checkpoint is written past it (so the
     Baton with the fix rebuilds the state from the log with it)."""
-    from baton import fold
+    from baton.core import fold
 
     async with await Worker.open(ws.root, worker_id="w") as w:
         task = await w.begin("t", task_id="t")

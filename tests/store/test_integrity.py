@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from baton import integrity
-from baton.agent import Worker
+from baton.api import integrity
+from baton.api.worker import Worker
 
 BASE = "".join(f"line {n}\n" for n in range(1, 40))
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import EllipsisType
 
-from baton import landings
-from baton.agent import Task, Worker
-from baton.effects import apply_accepted
-from baton.models import Decision, HunkStatus, OpKind
-from baton.review import decide
+from baton.api.worker import Task, Worker
+from baton.core.models import Decision, HunkStatus, OpKind
+from baton.effects import landings
+from baton.effects.apply import apply_accepted
+from baton.review.decisions import decide
 
 BASE = "".join(f"line {n}\n" for n in range(1, 31))
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from baton.checkouts import Checkout
-from baton.migrate import MigrationRefused, _seal, migrate
-from baton.models import ContextText, OpKind
+from baton.core.models import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
-from baton.store.postgres import PostgresStore
-from baton.workspace import Workspace
+from baton.store.postgres.store import PostgresStore
+from baton.team.migrate import MigrationRefused, _seal, migrate
+from baton.workspace.checkout_identity import Checkout
+from baton.workspace.workspace import Workspace
 from tests.pg import PgServer, fresh_workspace, own_database
 
 from .migration import (

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 from baton.adapters import snapshots
-from baton.agent import Worker
-from baton.models import HunkStatus
+from baton.api.worker import Worker
+from baton.core.models import HunkStatus
 
 
 def git(root: Path, *args: str) -> None:

@@ -11,17 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from baton.checkpoints import DELTA, FULL
-from baton.fold import rebuild
-from baton.models import ContextText, OpKind, TaskCreated, TaskState
-from baton.store import (
-    NewOp,
-    SqliteStore,
-    StoreUnavailable,
-    digest,
-)
-from baton.store.sqlite import MIGRATIONS
-from baton.workspace import Workspace, database_path
+from baton.core.checkpoints import DELTA, FULL
+from baton.core.fold import rebuild
+from baton.core.models import ContextText, OpKind, TaskCreated, TaskState
+from baton.store import NewOp, SqliteStore, StoreUnavailable, digest
+from baton.store.sqlite.store import MIGRATIONS
+from baton.workspace.workspace import Workspace, database_path
 
 
 def note(op_id: str, text: str, epoch: int = 1, task: str = "t") -> NewOp:

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from baton.agent import Worker
-from baton.models import ContextText, OpKind
+from baton.api.worker import Worker
+from baton.core.models import ContextText, OpKind
 from baton.store import NewOp, OpConflict, SqliteStore, StaleEpoch, StoreUnavailable
-from baton.store.sqlite import busy_timeout_default
-from baton.workspace import Workspace, database_path
+from baton.store.sqlite.store import busy_timeout_default
+from baton.workspace.workspace import Workspace, database_path
 
 
 def note(op_id: str, epoch: int, blobs: dict[str, bytes] | None = None) -> NewOp:

@@ -32,10 +32,10 @@ from typing import Any
 from lsprotocol.converters import get_converter
 from pytest_lsp import client_capabilities
 
-from baton.agent import Worker
+from baton.api.worker import Worker
+from baton.core.models import OpKind
 from baton.lsp import protocol as p
-from baton.models import OpKind
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 from ..lsp.wire import frame, read_message
 

@@ -5,7 +5,7 @@ One run = one real workspace, three kinds of real processes working on it at onc
 - the scripted agent (tests/torture/agent.py): proposes ten hunks over five files, waits
   for review, applies, finishes; restarted after every death (the next worker claims once
   the dead one's lease expires and settles what it left half-done);
-- `baton serve` driven by a ScriptedEditor (baton.lsp.client): opens e1.py and e2.txt,
+- `baton serve` driven by a ScriptedEditor (baton.lsp.scripted_editor): opens e1.py and e2.txt,
   decides their hunks and e3.cfg's with `baton.accept`/`baton.reject`, lets the server's
   `workspace/applyEdit` land in its buffers and saves; restarted after every death;
 - a CLI reviewer: one `python -m baton accept|reject HUNK` process per decision for c1.py
@@ -49,10 +49,8 @@ from pygls.lsp.client import LanguageClient
 from pygls.workspace import PositionCodec
 from pytest_lsp import client_capabilities
 
-from baton.faults import POINTS
-from baton.fold import rebuild
-from baton.lsp.client import ScriptedEditor
-from baton.models import (
+from baton.core.fold import rebuild
+from baton.core.models import (
     ChangeProposed,
     Decision,
     EffectDone,
@@ -61,8 +59,10 @@ from baton.models import (
     HunkStatus,
     TaskState,
 )
+from baton.faults import POINTS
+from baton.lsp.scripted_editor import ScriptedEditor
 from baton.store import TaskNotFound
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 from . import agent
 

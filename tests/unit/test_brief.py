@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from baton.brief import (
+from baton.core.brief import (
     BUDGET,
     MAX_BYTES,
     MAX_LISTED,
@@ -19,7 +19,7 @@ from baton.brief import (
     render_markdown,
     size_bound,
 )
-from baton.models import HunkStatus, Remark, Step, StepStatus, TaskState
+from baton.core.models import HunkStatus, Remark, Step, StepStatus, TaskState
 
 
 def hunks(status: HunkStatus, n: int, files: int = 1, **kw: str) -> list[HunkBrief]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baton import checkpoints
-from baton.brief import build_brief
-from baton.checkpoints import DICT_FIELDS, Chain, Stored
-from baton.fold import apply_in_place, rebuild
-from baton.hashing import digest
-from baton.models import (
+from baton.core import checkpoints
+from baton.core.brief import build_brief
+from baton.core.checkpoints import DICT_FIELDS, Chain, Stored
+from baton.core.fold import apply_in_place, rebuild
+from baton.core.hashing import digest
+from baton.core.models import (
     NOTES_KEPT,
     ChangeKind,
     ChangeProposed,

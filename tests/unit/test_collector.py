@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from baton.lsp import collector
+from baton.lsp import gc_tuning as collector
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from baton import checkpoints
-from baton.hashing import digest
-from baton.models import HunkState, HunkStatus, Remark, TaskState
+from baton.core import checkpoints
+from baton.core.hashing import digest
+from baton.core.models import HunkState, HunkStatus, Remark, TaskState
 from baton.store import StoredCheckpoint
 
 BODY = "0" * 64

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baton.fold import fold, rebuild, replay
-from baton.models import (
+from baton.core.fold import fold, rebuild, replay
+from baton.core.models import (
     ChangeKind,
     ChangeProposed,
     ContextRead,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from baton.core.models import HunkState, HunkStatus, TaskState, page_key
 from baton.lsp.protocol import LIVE
-from baton.models import HunkState, HunkStatus, TaskState, page_key
 
 BODY = "0" * 64
 

@@ -1,4 +1,4 @@
-"""Tests for baton.hunks: byte-exact diffs, hunk location and patch parsing."""
+"""Tests for baton.core.hunks: byte-exact diffs, hunk location and patch parsing."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baton.hunks import (
+from baton.core.hunks import (
     HunkSpec,
     Lines,
     apply_at,
@@ -18,7 +18,7 @@ from baton.hunks import (
     render_hunk,
     split_lines,
 )
-from baton.patch import DiffDoesNotApply, DiffError, FilePatch, apply_file_patch, parse_patch
+from baton.core.patch import DiffDoesNotApply, DiffError, FilePatch, apply_file_patch, parse_patch
 
 FAST = settings(max_examples=200, deadline=None)
 
@@ -587,7 +587,7 @@ def test_render_hunk_round_trip(pair: tuple[str, str], context: int) -> None:
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n"])
 def test_a_final_newline_added_by_an_editor_is_tolerated_and_kept(eol: str) -> None:
-    from baton.hunks import apply_located, locate_tolerant
+    from baton.core.hunks import apply_located, locate_tolerant
 
     base = f"one{eol}two{eol}last"
     (spec,) = diff_hunks(base, f"one{eol}two{eol}LAST")
@@ -600,7 +600,7 @@ def test_a_final_newline_added_by_an_editor_is_tolerated_and_kept(eol: str) -> N
 
 
 def test_tolerance_is_only_for_hunks_that_end_a_file_without_newline() -> None:
-    from baton.hunks import locate_tolerant
+    from baton.core.hunks import locate_tolerant
 
     (spec,) = diff_hunks("a\nb\nc\nd\ne\n", "a\nB\nc\nd\ne\n")
     lines = split_lines("a\nx\nc\nd\ne\n")

@@ -9,8 +9,8 @@ add a new key format beside the old one instead.
 
 from __future__ import annotations
 
-from baton import keys
-from baton.models import OpKind, StepStatus
+from baton.core import keys
+from baton.core.models import OpKind, StepStatus
 
 H = "ab" * 32
 

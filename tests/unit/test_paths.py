@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from baton.paths import PathRefused, normalize, read_regular, resolve
+from baton.core.paths import PathRefused, normalize, read_regular, resolve
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import zlib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from baton.checkpoints import HEAD_BYTES
-from baton.hashing import digest
-from baton.store import pg_blobs
+from baton.core.checkpoints import HEAD_BYTES
+from baton.core.hashing import digest
+from baton.store.postgres import blobs as pg_blobs
 
 
 @given(st.binary(max_size=4096) | st.text(max_size=2048).map(str.encode))

@@ -31,15 +31,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import keys, landings, paths
-from ..agent import Task, handoff
-from ..brief import render_markdown
-from ..changes import ChangeRefused
-from ..effects import read_current
-from ..hashing import content_hash
-from ..limits import InvalidInput
-from ..models import StepStatus
-from ..workspace import Workspace
+from baton.api.worker import Task, handoff
+from baton.core import keys, paths
+from baton.core.brief import render_markdown
+from baton.core.changes import ChangeRefused
+from baton.core.hashing import content_hash
+from baton.core.limits import InvalidInput
+from baton.core.models import StepStatus
+from baton.effects import landings
+from baton.effects.apply import read_current
+from baton.workspace.workspace import Workspace
+
 from . import gates, hookio, sessions, snapshots
 from .sessions import Session
 

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from ..limits import InvalidInput
+from baton.core.limits import InvalidInput
 
 FILE = "gates.json"
 

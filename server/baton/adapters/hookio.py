@@ -19,12 +19,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..keys import derive
-from ..limits import InvalidInput
-from ..workspace import Workspace, find_root
+from baton.core.keys import derive
+from baton.core.limits import InvalidInput
+from baton.workspace.workspace import Workspace, find_root
 
-MAX_INPUT = 12 * 1024 * 1024
-"""A Write of a file at the proposal limit (4 MiB) is in the input twice, JSON-escaped."""
+from .daemon.wire import MAX_INPUT
 
 log = logging.getLogger(__name__)
 

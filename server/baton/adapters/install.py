@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..limits import InvalidInput
+from baton.core.limits import InvalidInput
 
 HOOK_SUFFIXES = ("baton hook claude-code", "baton/hook.py claude-code")
 """How Baton's hook entries end: the lean script (hook.py), or the command earlier

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import bases, catchup, effects, keys, landings
-from ..agent import Task, Worker
-from ..keys import derive
-from ..models import Delivered as DeliveredPayload
-from ..models import HunkStatus, OpKind, Remark, TaskState
-from ..store import LeaseHeld, NewOp, TaskClosed
-from ..workspace import Workspace
+from baton.api.worker import Task, Worker
+from baton.checkout import bases, catchup
+from baton.core import keys
+from baton.core.keys import derive
+from baton.core.models import Delivered as DeliveredPayload
+from baton.core.models import HunkStatus, OpKind, Remark, TaskState
+from baton.effects import apply as effects
+from baton.effects import landings
+from baton.store import LeaseHeld, NewOp, TaskClosed
+from baton.workspace.workspace import Workspace
 
 LEASE_SECONDS = 15 * 60.0
 """Renewed by every hook; a session idle longer than this loses nothing (its next hook

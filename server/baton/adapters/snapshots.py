@@ -24,12 +24,13 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import landings, paths
-from ..changes import ChangeRefused
-from ..hashing import digest
-from ..keys import derive
-from ..limits import MAX_FILE_BYTES
-from ..workspace import Workspace
+from baton.core import paths
+from baton.core.changes import ChangeRefused
+from baton.core.hashing import digest
+from baton.core.keys import derive
+from baton.core.limits import MAX_FILE_BYTES
+from baton.effects import landings
+from baton.workspace.workspace import Workspace
 
 SKIPPED_DIRS = frozenset({".git", ".baton", "node_modules", ".venv", "venv", "__pycache__"})
 MAX_FILES = 20_000

@@ -23,8 +23,11 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from .. import paths
-from ..effects import (
+from baton.core import paths
+from baton.core.hunks import Lines
+from baton.core.models import EffectState, HunkState, HunkStatus
+from baton.core.placement import Placed, Shown
+from baton.effects.apply import (
     EffectResult,
     apply_hunk,
     content_hash,
@@ -35,11 +38,9 @@ from ..effects import (
     record_intent,
     settle,
 )
-from ..hunks import Lines
-from ..models import EffectState, HunkState, HunkStatus
-from ..placement import Placed, Shown
-from ..workspace import Workspace
-from . import views
+from baton.workspace.workspace import Workspace
+
+from . import presentation as views
 from .state import BatonServer, FileRef, FileView
 
 HELD = "held"

@@ -18,9 +18,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..placement import Placed, Shown
+from baton.core.placement import Placed, Shown
+
+from . import presentation as views
 from . import protocol as p
-from . import views
 from .applying import buffer_edit, put_edit
 from .state import BatonServer, store_request
 

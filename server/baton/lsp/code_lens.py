@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..placement import Shown
+from baton.core.placement import Shown
+
+from . import presentation as views
 from . import protocol as p
-from . import views
 from .state import BatonServer, store_request
 
 LENSES = {

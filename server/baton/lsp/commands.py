@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..hunks import split_lines
-from ..models import Decision, HunkState, HunkStatus, in_review_order
-from ..review import decide
-from ..workspace import Workspace
+from baton.core.hunks import split_lines
+from baton.core.models import Decision, HunkState, HunkStatus, in_review_order
+from baton.review.decisions import decide
+from baton.workspace.workspace import Workspace
+
+from . import presentation as views
 from . import protocol as p
-from . import views
 from .applying import apply_in_editor, tell_held, withdraw
 from .state import EDITOR, BatonServer, store_request
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import HunkStatus, in_review_order, page_key
+from baton.core.models import HunkStatus, in_review_order, page_key
+
 from . import protocol as p
+from .presentation import hunk_content, hunk_views, task_view
 from .state import BatonServer, store_request
-from .views import hunk_content, hunk_views, task_view
 
 
 def register(server: BatonServer) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from . import views
+from . import presentation as views
 from .applying import settle_file, took_edits
 from .state import BatonServer
 

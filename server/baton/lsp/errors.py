@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
-from ..review import ReviewRefused
-from ..store import OpConflict, StaleEpoch, StoreError, StoreUnavailable, TaskNotFound
+from baton.review.decisions import ReviewRefused
+from baton.store import OpConflict, StaleEpoch, StoreError, StoreUnavailable, TaskNotFound
 
 REFUSALS = (ValueError, ReviewRefused, TaskNotFound, OpConflict, StaleEpoch)
 """The caller asked for something wrong or impossible (ValueError covers bad arguments,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from . import views
+from . import presentation as views
 from .state import BatonServer, store_request
 
 

@@ -7,7 +7,8 @@ another feature, and nothing imports this module but the entry point.
 
 from __future__ import annotations
 
-from . import code_actions, code_lens, commands, custom, documents, hover, live
+from . import code_actions, code_lens, commands, custom, documents, hover
+from . import live_updates as live
 from .state import BatonServer
 
 FEATURES = (documents, code_actions, code_lens, hover, commands, custom, live)

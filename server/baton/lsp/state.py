@@ -24,20 +24,22 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
-from .. import __version__, paths
-from ..config import config_path
-from ..effects import hunk_body
-from ..hunks import Lines
-from ..models import HunkBody, HunkState, TaskState
-from ..placement import Placed
-from ..review import HunkNotFound, ReviewRefused, find_hunk
-from ..store import StoreError
-from ..workspace import Workspace, store_config
-from . import collector
+from baton import __version__
+from baton.core import paths
+from baton.core.hunks import Lines
+from baton.core.models import HunkBody, HunkState, TaskState
+from baton.core.placement import Placed
+from baton.effects.apply import hunk_body
+from baton.lsp.jsonrpc.server import StdioLanguageServer
+from baton.review.decisions import HunkNotFound, ReviewRefused, find_hunk
+from baton.store import StoreError
+from baton.store.config import config_path
+from baton.workspace.workspace import Workspace, store_config
+
+from . import gc_tuning as collector
 from .errors import jsonrpc_errors
-from .index import TaskIndex
-from .jsonrpc.server import StdioLanguageServer
 from .settings import Settings
+from .task_index import TaskIndex
 
 R = TypeVar("R")
 log = logging.getLogger(__name__)

@@ -18,11 +18,11 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from ..calls import failure
-from ..limits import InvalidInput
-from ..patch import DiffDoesNotApply, DiffError
-from ..review import HunkNotFound
-from ..store import LeaseHeld, StaleEpoch, TaskClosed, TaskExists, TaskNotFound
+from baton.api.calls import failure
+from baton.core.limits import InvalidInput
+from baton.core.patch import DiffDoesNotApply, DiffError
+from baton.review.decisions import HunkNotFound
+from baton.store import LeaseHeld, StaleEpoch, TaskClosed, TaskExists, TaskNotFound
 
 log = logging.getLogger(__name__)
 

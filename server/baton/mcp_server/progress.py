@@ -9,8 +9,8 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from ..agent import Task
-from ..models import HunkState, HunkStatus
+from baton.api.worker import Task
+from baton.core.models import HunkState, HunkStatus
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ..agent import Task, Worker
-from ..store import StaleEpoch
-from ..store.sqlite import Clock
+from baton.api.worker import Task, Worker
+from baton.store import StaleEpoch
+from baton.store.sqlite.store import Clock
+
 from .errors import NotClaimed, error_text
 
 RELEASE_WITHIN = 5.0

@@ -9,19 +9,19 @@ from pathlib import Path
 
 import anyio
 
-from .. import __version__
-from ..agent import DEFAULT_TTL, default_worker_id
-from ..cli import EXIT_OK, EXIT_REFUSED, EXIT_STORE
-from ..limits import InvalidInput, lease_seconds
-from ..store import StoreUnavailable
-from ..store.sqlite import Clock
+from baton import __version__
+from baton.api.worker import DEFAULT_TTL, default_worker_id
+from baton.core.limits import InvalidInput, lease_seconds
+from baton.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_STORE
+from baton.store import StoreUnavailable
+from baton.store.sqlite.store import Clock
+
 from . import tools
 from .errors import OneLineErrorServer
 from .session import AgentSession
 
 log = logging.getLogger(__name__)
 
-EXIT_INTERRUPTED = 130
 """Ctrl-C, as the other commands."""
 
 INSTRUCTIONS = """\

@@ -29,10 +29,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidatorFunctionWrapHandler, WrapValidator
 from pydantic.fields import FieldInfo
 
-from .. import calls
-from ..agent import Task, waited_for
-from ..brief import hunk_brief, render_markdown
-from ..calls import (
+from baton.api import calls
+from baton.api.calls import (
     ApplyArgs,
     Args,
     BeginArgs,
@@ -49,8 +47,11 @@ from ..calls import (
     TaskId,
     WaitArgs,
 )
-from ..models import HunkStatus
-from ..store import StoreUnavailable, TaskClosed, TaskExists, TaskNotFound
+from baton.api.worker import Task, waited_for
+from baton.core.brief import hunk_brief, render_markdown
+from baton.core.models import HunkStatus
+from baton.store import StoreUnavailable, TaskClosed, TaskExists, TaskNotFound
+
 from . import progress
 from .errors import guarded
 from .results import (

@@ -1,6 +1,8 @@
 """Durable storage behind the `Store` protocol; SQLite is the one backend today."""
 
-from ..hashing import digest
+from baton.core.hashing import digest
+from baton.store.sqlite.store import SqliteStore
+
 from .base import (
     BlobMissing,
     Health,
@@ -17,7 +19,6 @@ from .base import (
     TaskExists,
     TaskNotFound,
 )
-from .sqlite import SqliteStore
 
 __all__ = [
     "BlobMissing",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..models import UNFENCED_KINDS, Model, Op, OpKind, TaskFinished, TaskInfo
+from baton.core.models import UNFENCED_KINDS, Model, Op, OpKind, TaskFinished, TaskInfo
 
 
 class StoreError(Exception):

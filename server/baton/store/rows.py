@@ -8,8 +8,17 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from ..limits import InvalidInput
-from ..models import PAYLOAD_TYPES, Op, OpKind, Payload, TaskInfo, Unreadable, parse_payload
+from baton.core.limits import InvalidInput
+from baton.core.models import (
+    PAYLOAD_TYPES,
+    Op,
+    OpKind,
+    Payload,
+    TaskInfo,
+    Unreadable,
+    parse_payload,
+)
+
 from .base import NewOp
 
 

@@ -1,0 +1,198 @@
+"""`baton hookd ROOT`: one workspace's hook daemon (hookclient.py says why it exists).
+
+It keeps the workspace's store open and handles the events hooks pass it, one at a time
+(the order they arrive is the order a session's tool calls happen). Exactly the same code
+answers as in a hook's own process (hookio.answer): the daemon is a transport, not a
+second implementation. It leaves when idle for IDLE_S, when its socket or the workspace's
+.baton/ is gone (a deleted checkout must not be brought back by a daemon's write), or when
+a client of another Baton version asks (it says "\\0restart", and the client starts a new
+one). One per workspace: an flock on `.baton/hooks.lock` decides who serves.
+
+It also runs `baton agent` commands for their processes (adapters/cliclient.py says when
+and how): through the same queue as the hooks' events, one at a time, by the CLI's own
+handlers (cli.run_in_daemon).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import fcntl
+import os
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from baton import __version__
+from baton.adapters import claude_code, hookio
+from baton.workspace.workspace import Workspace
+
+from . import agent_client as cliclient
+from .wire import MAX_INPUT, SOCKET, frame
+
+IDLE_S = 600.0
+CHECK_S = 2.0
+
+
+class AgentCommands(Protocol):
+    """The command line's own `baton agent` handlers, which the daemon runs for a client
+    process. Handed in by the command line when it starts the daemon: the daemon is a
+    transport under every face, so it imports none of them."""
+
+    def daemon_args(
+        self, ws: Workspace, argv: list[str], cwd: str, worker_id: str
+    ) -> argparse.Namespace | None: ...
+
+    async def run_in_daemon(
+        self, ws: Workspace, args: argparse.Namespace
+    ) -> tuple[int, str, str]: ...
+
+
+class Daemon:
+    def __init__(self, root: Path, ws: Workspace, commands: AgentCommands) -> None:
+        self.root, self.ws, self.commands = root, ws, commands
+        self.busy = asyncio.Lock()
+        self.last = asyncio.get_running_loop().time()
+        self.done = asyncio.Event()
+        self.socket_id = (0, 0)
+        self.env = cliclient.environment()
+        self.world = cliclient.world()
+        """What a client's command needs to share with this process to be run here."""
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            header = (await _readframe(reader)).decode("utf-8", "replace")
+            raw = await _readframe(reader)
+            version, _, product = header.partition("\n")
+            if product.startswith("cli\n") and version == __version__:
+                writer.write(await self.serve_cli(header, raw, reader, writer))
+            elif version != __version__ or product != "claude-code":
+                writer.write(frame(b"\0restart"))
+                self.done.set()
+            else:
+                async with self.busy:
+                    answer = await hookio.answer(self.ws, raw, claude_code.hook)
+                    self.last = asyncio.get_running_loop().time()
+                writer.write(frame(answer.encode("utf-8")))
+            await writer.drain()
+        except (OSError, asyncio.IncompleteReadError):
+            pass  # the hook went away (killed with its agent): nothing to answer
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def serve_cli(
+        self,
+        header: str,
+        raw: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bytes:
+        """One `baton agent` command of a client process (adapters/cliclient.py): "ready"
+        once it is ours to run and the queue is held for it, then, on the client's "go",
+        run it; what to send last: its exit code, stdout and stderr, or "\\0decline"
+        when it must run in the client's own process, "\\0restart" for a client of
+        another Baton, nothing when the client left before "go"."""
+        if header != cliclient.identity():
+            self.done.set()
+            return frame(b"\0restart")
+        try:
+            cwd, worker_id, world, count, *rest = [os.fsdecode(f) for f in raw.split(b"\0")]
+            env = dict(f.partition("=")[::2] for f in rest[: int(count)])
+            argv = rest[int(count) :]
+        except ValueError:  # not a request of ours: run nothing
+            return frame(b"\0decline")
+        if world != self.world or env != self.env:
+            return frame(b"\0decline")
+        async with self.busy:
+            args = (
+                None
+                if self.done.is_set()
+                else self.commands.daemon_args(self.ws, argv, cwd, worker_id)
+            )
+            if args is None:
+                return frame(b"\0decline")
+            writer.write(frame(b"ready"))
+            await writer.drain()
+            if await _readframe(reader) != b"go":
+                return b""
+            code, out, err = await self.commands.run_in_daemon(self.ws, args)
+            self.last = asyncio.get_running_loop().time()
+        return (
+            frame(str(code).encode())
+            + frame(out.encode("utf-8", "surrogatepass"))
+            + frame(err.encode("utf-8", "surrogatepass"))
+        )
+
+    async def watch(self) -> None:
+        """Leave when idle, or when the socket or the workspace is gone."""
+        loop = asyncio.get_running_loop()
+        while not self.done.is_set():
+            await asyncio.sleep(CHECK_S)
+            if self.busy.locked():
+                continue
+            gone = _identity(self.root / ".baton" / SOCKET) != self.socket_id
+            if gone or loop.time() - self.last > IDLE_S:
+                self.done.set()
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, 0)
+    return st.st_dev, st.st_ino
+
+
+async def _readframe(reader: asyncio.StreamReader) -> bytes:
+    size = int.from_bytes(await reader.readexactly(4), "big")
+    if size > MAX_INPUT + 1:
+        raise OSError("frame over the limit")
+    return await reader.readexactly(size)
+
+
+async def run(root: Path, commands: AgentCommands) -> int:
+    folder = root / ".baton"
+    lock = os.open(folder / "hooks.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0  # another daemon serves this workspace
+    try:
+        # The hook that started it may not have made the database yet: whichever comes
+        # first makes it (it is created whole, under a temporary name).
+        async with await Workspace.open(root) as ws:
+            daemon = Daemon(root, ws, commands)
+            here = os.getcwd()
+            os.chdir(folder)  # relative socket path: see hookclient.ask_daemon
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(SOCKET)  # a dead daemon's (we hold the lock)
+            old_umask = os.umask(0o177)
+            try:
+                server = await asyncio.start_unix_server(daemon.serve, path=SOCKET)
+            finally:
+                os.umask(old_umask)
+                os.chdir(here)
+            daemon.socket_id = _identity(folder / SOCKET)
+            async with server:
+                watcher = asyncio.create_task(daemon.watch())
+                await daemon.done.wait()
+                watcher.cancel()
+            async with daemon.busy:
+                pass  # a command under way finishes before the store closes
+            if _identity(folder / SOCKET) == daemon.socket_id:
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / SOCKET)
+    finally:
+        os.close(lock)
+    return 0
+
+
+def main(root: str, commands: AgentCommands) -> int:
+    path = Path(root).resolve()
+    if not (path / ".baton").is_dir():
+        print(f"baton hookd: no .baton/ in {path}", file=sys.stderr)
+        return 2
+    return asyncio.run(run(path, commands))

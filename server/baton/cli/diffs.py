@@ -1,0 +1,89 @@
+"""Hunks as the terminal shows them (`baton show`, `baton diff`): unified diffs numbered
+by the file's lines as they are now, coloured like git's when the output is a terminal.
+
+Most Claude Code users review in a terminal; the numbers must be the ones their editor
+shows now, not the ones the hunk had when the agent wrote it (placement.py finds them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+from baton.core.hunks import render_hunk
+from baton.core.models import HunkState, TaskState
+from baton.core.placement import Candidate, Placed, place
+from baton.effects.apply import expected_line, hunk_body, new_lines_of, read_current
+from baton.workspace.workspace import Workspace
+
+RED, GREEN, CYAN, BOLD, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
+
+Color = Literal["auto", "always", "never"]
+
+
+def use_color(choice: Color) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    task_id: str
+    placed: Placed
+
+
+async def placed_hunks(ws: Workspace, items: list[tuple[str, HunkState]]) -> list[Shown]:
+    """Each hunk placed in its file as it is on disk now (by file, then by line)."""
+    by_path: dict[str, list[tuple[str, HunkState]]] = {}
+    for task_id, hunk in items:
+        by_path.setdefault(hunk.path, []).append((task_id, hunk))
+    out: list[Shown] = []
+    states: dict[str, TaskState] = {}
+    for path in sorted(by_path):
+        try:
+            _, data = await asyncio.to_thread(read_current, ws.root, path)
+        except (OSError, ValueError):
+            data = None
+        candidates = []
+        for task_id, hunk in by_path[path]:
+            state = states.get(task_id) or await ws.state(task_id)
+            states[task_id] = state
+            body = await hunk_body(ws, hunk)
+            new = await new_lines_of(ws, hunk, body)
+            candidates.append(Candidate(task_id, hunk, body, new, expected_line(state, hunk)))
+        text = (data or b"").decode("utf-8", errors="replace")
+        out += [Shown(x.task_id, x) for x in place(text, candidates)]
+    return out
+
+
+def render(shown: Shown, status: str, color: bool) -> str:
+    """One hunk: a header line (id, task, status, summary), then its diff."""
+    x = shown.placed
+    diff = render_hunk(
+        x.hunk.path, x.line, tuple(x.body.old), x.new, tuple(x.body.before), tuple(x.body.after)
+    )
+    where = f"{x.hunk.path}:{x.line + 1}"
+    head = f"hunk {x.hunk.id} ({status}) in task {shown.task_id} at {where}: {x.hunk.summary}"
+    if x.hunk.comment:
+        head += f"\n  developer: “{x.hunk.comment}”"
+    if x.hunk.conflict:
+        head += f"\n  conflict: {x.hunk.conflict}"
+    if not color:
+        return f"{head}\n{diff}"
+    lines = [f"{BOLD}{head}{RESET}"]
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++")):
+            lines.append(f"{BOLD}{line}{RESET}")
+        elif line.startswith("@@"):
+            lines.append(f"{CYAN}{line}{RESET}")
+        elif line.startswith("-"):
+            lines.append(f"{RED}{line}{RESET}")
+        elif line.startswith("+"):
+            lines.append(f"{GREEN}{line}{RESET}")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"

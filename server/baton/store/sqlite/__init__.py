@@ -1,0 +1,1 @@
+"""The SQLite backend: one WAL file per workspace folder."""

@@ -1,0 +1,1 @@
+"""Running Baton for a team: moving a folder's SQLite workspace into PostgreSQL."""

@@ -1,0 +1,310 @@
+"""A workspace: its root folder, its store, and the folded state of its tasks.
+
+This is where the log meets the fold. Appends go straight to the store (the hot path does
+no folding); state is brought up to date lazily from the log, and a checkpoint is written
+whenever a step is done and every `checkpoint_every` ops of a task — by whichever process
+folded them, a one-shot `baton status` as much as the agent, so that no reader replays a
+long tail twice. Most checkpoints are small deltas of what those ops changed
+(checkpoints.py), so a long task's state costs the same to save every 256 ops as a short
+one's. Recovery is the newest valid chain plus a short replay. Checkpoints are only a
+cache: a corrupt or missing one falls back to an older one or to a full replay, with the
+same result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from baton.core import checkpoints
+from baton.core.checkpoints import Damaged
+from baton.core.fold import apply_or_note
+from baton.core.hashing import digest
+from baton.core.models import Op, StepSet, StepStatus, TaskState
+from baton.faults import crash_point
+from baton.store import (
+    NewOp,
+    SqliteStore,
+    Store,
+    StoredCheckpoint,
+    StoreError,
+    StoreUnavailable,
+    TaskNotFound,
+    config,
+)
+from baton.store.config import StoreConfig
+from baton.store.sqlite.store import Clock, prepare_directory
+
+from .checkout_identity import Checkout, identify
+
+log = logging.getLogger(__name__)
+
+DB_ENV = config.DB_ENV
+DEFAULT_CHECKPOINT_EVERY = 256
+"""Ops of one task between checkpoints; chosen from bench/recovery (docs/performance.md)."""
+SAVE_AT_CLOSE = 32
+"""Unsaved ops of a task worth a checkpoint when a process closes its workspace (a delta
+of that many ops is a few KB and one commit)."""
+REPLAY_PAGE = 2_000
+"""Ops read from the log per store hop when replaying."""
+
+
+def database_path(root: Path) -> Path:
+    """`<root>/.baton/baton.db`, unless BATON_DB points elsewhere (the SQLite file)."""
+    override = os.environ.get(DB_ENV)
+    return Path(override) if override else root / ".baton" / "baton.db"
+
+
+def store_config(root: Path) -> StoreConfig:
+    """Where the workspace at `root` keeps its store (config.py): a bad setting is
+    StoreUnavailable, one line, as a database that cannot be opened is."""
+    try:
+        return config.load(root)
+    except config.ConfigError as e:
+        raise StoreUnavailable(str(e)) from None
+
+
+async def open_store(
+    where: StoreConfig, *, create: bool = True, clock: Clock = time.time, inline: bool = False
+) -> Store:
+    """The store `where` names. The PostgreSQL module (and psycopg with it) is imported
+    only for a PostgreSQL URL: the default SQLite path pays nothing for it. A clock other
+    than the wall clock is a test's (PostgresStore's docstring says how it is honoured)."""
+    if where.url is None:
+        assert where.sqlite_path is not None
+        return await SqliteStore.open(where.sqlite_path, create=create, clock=clock, inline=inline)
+    try:
+        from baton.store.postgres.store import PostgresStore
+    except ImportError as e:
+        raise StoreUnavailable(
+            f"the database is PostgreSQL but psycopg is not installed ({e}): "
+            "reinstall baton-review, which depends on it"
+        ) from None
+    assert where.workspace is not None
+    if create:  # the checkout's own folder all the same: hooks, gates and sockets live there
+        with contextlib.suppress(OSError):
+            prepare_directory(where.root / ".baton" / config.CONFIG_FILE)
+    return await PostgresStore.open(
+        where.url,
+        where.workspace,
+        create=create,
+        clock=None if clock is time.time else clock,
+    )
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` that has a `.baton/`, else `start` itself."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".baton").is_dir():
+            return folder
+    return start
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """How a task's state was rebuilt: for `baton check` and the brief."""
+
+    checkpoint_lsn: int | None
+    replayed: int
+    skipped_checkpoints: int
+
+
+class Workspace:
+    def __init__(self, root: Path, store: Store, checkpoint_every: int) -> None:
+        self.root = root
+        self.store = store
+        self.checkpoint_every = checkpoint_every
+        self._states: dict[str, TaskState] = {}
+        self._generation = store.generation
+        self._unsaved: defaultdict[str, int] = defaultdict(int)
+        """Ops folded into the cached state since its last checkpoint was read or written."""
+        self._checkout: Checkout | None = None
+
+    @property
+    def checkout(self) -> Checkout:
+        """The copy of the files at `root` (checkouts.py): looked up, or minted, once per
+        process, when the first write of a file is recorded or judged."""
+        if self._checkout is None:
+            self._checkout = identify(
+                self.root, store_config(self.root).sqlite_path, self.store.original_checkout
+            )
+        return self._checkout
+
+    @classmethod
+    async def open(
+        cls,
+        root: Path,
+        *,
+        create: bool = True,
+        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+        clock: Clock = time.time,
+        inline: bool = False,
+        where: StoreConfig | None = None,
+    ) -> Workspace:
+        """`clock` is the store's, for leases and timestamps: tests pass a fake one.
+        `inline`: the store works in the caller's thread (`SqliteStore.open`).
+        `where`: the store setting, if the caller read it already (`store_config`)."""
+        root = root.resolve()
+        if not root.is_dir():
+            raise StoreUnavailable(f"workspace folder {root} does not exist")
+        store = await open_store(
+            where or store_config(root), create=create, clock=clock, inline=inline
+        )
+        return cls(root, store, checkpoint_every)
+
+    async def close(self) -> None:
+        """Save what this process folded and did not save, past SAVE_AT_CLOSE ops of a
+        task (an agent leaving its task, a command that replayed a tail), so the next
+        reader — a language server starting on 100 tasks — does not fold it again."""
+        if self._generation == self.store.generation and not self.store.read_only:
+            for task_id, state in list(self._states.items()):
+                if self._unsaved[task_id] >= SAVE_AT_CLOSE:
+                    try:
+                        await self._save(state)
+                    except StoreError as e:  # only a cache
+                        log.info("could not save a checkpoint of %s: %s", task_id, e)
+        await self.store.close()
+
+    async def __aenter__(self) -> Workspace:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def record(self, op: NewOp) -> Op:
+        """Append one op (idempotent, fenced) and checkpoint when it is time."""
+        crash_point("append.before")
+        stored = await self.store.append(op)
+        crash_point("append.after")
+        self._unsaved[op.task_id] += 1
+        state = self._states.get(op.task_id)
+        if (
+            state is not None
+            and stored.lsn == state.lsn + 1
+            and self._generation == self.store.generation
+        ):
+            # Nothing lies between the cached state and the op: fold it now, from the
+            # payload in hand, instead of reading it back and parsing it at the next
+            # `state()` (at the next checkpoint for a writer that never asks). Any other
+            # op (another writer's in between, a replayed key's older entry) is left to
+            # the lazy catch-up, as before.
+            apply_or_note(state, stored)
+        step_done = isinstance(op.payload, StepSet) and op.payload.status == StepStatus.DONE
+        if step_done or self._unsaved[op.task_id] >= self.checkpoint_every:
+            await self.checkpoint(op.task_id)
+        return stored
+
+    async def state(self, task_id: str) -> TaskState:
+        """The task's current state: cached, brought up to date from the log; a long
+        tail folded here is saved as a checkpoint, whoever this process is."""
+        if self._generation != self.store.generation:  # another database file: start over
+            self._states.clear()
+            self._unsaved.clear()
+            self._generation = self.store.generation
+        state = self._states.get(task_id)
+        if state is None:
+            state, how = await self.recover(task_id)
+            self._states[task_id] = state
+            self._unsaved[task_id] = how.replayed
+        else:
+            before = state.ops
+            if not await self.catch_up(state):
+                return await self.state(task_id)  # the read moved to another file
+            # The ops this process appended were counted by `record` already.
+            self._unsaved[task_id] = max(self._unsaved[task_id], state.ops - before)
+        if self._unsaved[task_id] >= self.checkpoint_every and not self.store.read_only:
+            try:
+                await self._save(state)
+            except StoreError as e:  # only a cache: the reader's answer stands without it
+                log.info("could not save a checkpoint of %s: %s", task_id, e)
+        return state
+
+    async def recover(self, task_id: str) -> tuple[TaskState, Recovery]:
+        """Rebuild from the newest valid checkpoint plus the log after it (no cache)."""
+        loaded, skipped = await self._load(task_id)
+        state = loaded if loaded is not None else TaskState(task_id=task_id)
+        at = state.lsn if loaded is not None else None
+        before = state.ops
+        await self.catch_up(state)
+        if loaded is None and state.ops == 0:
+            raise TaskNotFound(f"no task {task_id!r}")
+        return state, Recovery(at, state.ops - before, skipped)
+
+    async def catch_up(self, state: TaskState) -> bool:
+        """Fold the task's ops after `state` into it, a page at a time: a replay of a
+        whole long log holds one page of ops in memory, not all of them (measured: 548 MB
+        for 90k ops at once). False if the store moved to another file meanwhile."""
+        generation = self.store.generation
+        while True:
+            ops = await self.store.ops_after(state.lsn, state.task_id, first=REPLAY_PAGE)
+            if self.store.generation != generation:
+                return False
+            for op in ops:
+                apply_or_note(state, op)
+            if len(ops) < REPLAY_PAGE:
+                return True
+
+    async def _load(self, task_id: str) -> tuple[TaskState | None, int]:
+        """The state at the newest checkpoint whose chain loads; how many damaged ones
+        were passed over on the way (a chain cut short by pruning is no damage)."""
+        damaged: set[int] = set()
+        before: int | None = None
+        while (head := await self.store.checkpoint_head(task_id, before)) is not None:
+            chain = checkpoints.chain_of(head.lsn, head.size, head.head)
+            first = chain.base if chain is not None else head.lsn
+            rows = await self.store.checkpoints_between(task_id, first, head.lsn)
+            by_lsn = {r.lsn: r for r in rows}
+            for lsn in sorted(by_lsn, reverse=True):
+                try:
+                    loaded = checkpoints.load(task_id, by_lsn[lsn], by_lsn)
+                except Damaged as e:
+                    if e.lsn not in damaged:
+                        log.warning("checkpoint of %s: %s; trying an older one", task_id, e)
+                    damaged.add(e.lsn)
+                    continue
+                if loaded is not None:
+                    return loaded[0], len(damaged)
+            before = first
+        return None, len(damaged)
+
+    async def checkpoint(self, task_id: str) -> None:
+        await self._save(await self.state(task_id))
+
+    async def _save(self, state: TaskState) -> None:
+        """Write a checkpoint of `state`: a delta continuing the task's newest checkpoint
+        when the state's record of what changed reaches back to it, else a whole one."""
+        if state.unreadable:
+            return  # see TaskState.unreadable: replayed each time until repaired
+        task_id = state.task_id
+        head = await self.store.checkpoint_head(task_id)
+        newest = checkpoints.chain_of(head.lsn, head.size, head.head) if head else None
+        if newest is not None and newest.lsn >= state.lsn:
+            self._unsaved[task_id] = 0
+            return  # someone saved this far already
+        keep_from: int | None = None
+        if newest is None or newest.wants_whole() or newest.lsn < state.saved_lsn:
+            data = checkpoints.encode_full(state)
+            keep_from = newest.base if newest is not None else None  # the chain before stays
+        else:
+            data = checkpoints.encode_delta(state, newest)
+        cp = StoredCheckpoint(task_id, state.lsn, data, digest(data))
+        # Now, before the write's await: ops another coroutine folds in meanwhile are the
+        # next delta's. Should the write fail, the next save finds no checkpoint at
+        # `saved_lsn` and writes a whole one.
+        state.mark_saved()
+        self._unsaved[task_id] = 0
+        await self.store.write_checkpoint(cp, keep_from=keep_from)
+
+    async def task_ids(self) -> list[str]:
+        return [t.task_id for t in await self.store.tasks()]
+
+    def forget(self, task_id: str) -> None:
+        """Drop the cache (tests and tools that want a cold recovery)."""
+        self._states.pop(task_id, None)
+        self._unsaved.pop(task_id, None)
