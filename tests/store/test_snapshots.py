@@ -1,4 +1,4 @@
-"""What a shell command changed (adapters/snapshots.py), on real files: every changed,
+"""What a shell command changed (effects/shell_snapshots.py), on real files: every changed,
 created and deleted text file lands once as the command's change; binary files are named,
 not reviewed; symlinks and git-ignored files are not the command's to show."""
 
@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from baton.adapters import snapshots
+from baton.effects import shell_snapshots
 from baton.api.worker import Worker
 from baton.core.models import HunkStatus
 
@@ -30,7 +30,7 @@ async def test_a_shell_command_s_changes_land_once_each(worker: Worker, project:
     git(project, "init", "-q")
     git(project, "add", "-A")
     task = await worker.begin("t")
-    await snapshots.take(task.ws, task.id, "bash-1")
+    await shell_snapshots.take(task.ws, task.id, "bash-1")
     # What `sed -i`, `rm`, a redirection and a build would do:
     (project / "calc.py").write_text((project / "calc.py").read_text().replace("a + b", "b + a"))
     (project / "gone.txt").unlink()
@@ -38,7 +38,7 @@ async def test_a_shell_command_s_changes_land_once_each(worker: Worker, project:
     (project / "img.bin").write_bytes(b"\x00\x02")
     (project / "build" / "out.txt").write_text("regenerated\n")
     os.symlink(project / "keep.txt", project / "link.txt")
-    settled = await snapshots.settle(task.ws, task.id, "bash-1", "Bash")
+    settled = await shell_snapshots.settle(task.ws, task.id, "bash-1", "Bash")
     assert sorted(settled.landed) == ["calc.py", "gone.txt", "new.txt"]
     assert settled.unreviewable == ("img.bin",)
     state = await task.state()
@@ -49,6 +49,6 @@ async def test_a_shell_command_s_changes_land_once_each(worker: Worker, project:
         ("new.txt", "insert 1 line: hello"),
     ]
     assert all(h.status == HunkStatus.PENDING for h in state.hunks.values())
-    again = await snapshots.settle(task.ws, task.id, "bash-1", "Bash")  # a retried hook
+    again = await shell_snapshots.settle(task.ws, task.id, "bash-1", "Bash")  # a retried hook
     assert again.landed == ()
     assert len((await task.state()).hunks) == 3

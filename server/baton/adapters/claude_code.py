@@ -38,11 +38,11 @@ from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
 from baton.core.limits import InvalidInput
 from baton.core.models import StepStatus
-from baton.effects import landings
+from baton.effects import landings, shell_snapshots
 from baton.effects.apply import read_current
 from baton.workspace.workspace import Workspace
 
-from . import gates, hookio, sessions, snapshots
+from . import gates, hookio, sessions
 from .sessions import Session
 
 PRODUCT = "claude-code"
@@ -190,7 +190,7 @@ async def _before_tool(ws: Workspace, task: Task, event: HookEvent) -> str | Non
     tool, call = event.tool_name or "", event.tool_use_id or ""
     landing = keys.landing_id(event.session_id, call)
     if tool in SHELLS and call:
-        await snapshots.take(ws, task.id, landing)
+        await shell_snapshots.take(ws, task.id, landing, tool)
         return None
     path = workspace_path(ws, event, event.tool_input.get("file_path"))
     if tool not in WRITERS or path is None or not call:
@@ -260,7 +260,7 @@ async def _after_tool(ws: Workspace, task: Task, event: HookEvent) -> None:
     tool, call = event.tool_name or "", event.tool_use_id or ""
     landing = keys.landing_id(event.session_id, call)
     if tool in SHELLS and call:
-        settled = await snapshots.settle(ws, task.id, landing, tool)
+        settled = await shell_snapshots.settle(ws, task.id, landing, tool)
         if settled.unreviewable:
             names = ", ".join(settled.unreviewable[:20])
             await task.remark("note", f"{tool} changed files Baton cannot review: {names}")

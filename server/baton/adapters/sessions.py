@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from baton.api import takeover
 from baton.api.worker import Task, Worker
-from baton.checkout import bases, catchup
+from baton.checkout import bases
 from baton.core import keys
 from baton.core.keys import derive
 from baton.core.models import Delivered as DeliveredPayload
 from baton.core.models import HunkStatus, OpKind, Remark, TaskState
-from baton.effects import apply as effects
 from baton.effects import landings
 from baton.store import LeaseHeld, NewOp, TaskClosed
 from baton.workspace.workspace import Workspace
@@ -65,12 +65,9 @@ async def current(ws: Workspace, session: Session, *, take_over: bool = False) -
             continue
         task = Task(worker, info.task_id, epoch)
         if epoch != info.epoch:  # a takeover: settle what the last session left half-done
-            settled = await landings.recover(ws, info.task_id)
-            await effects.abandon_elsewhere(ws, info.task_id, epoch)
-            await effects.recover_effects(ws, info.task_id, epoch=epoch)
-            await catchup.bring_up_to_date(ws, info.task_id, epoch=epoch)
+            settled = await takeover.take_over(ws, info.task_id, epoch)
             if holder and holder != session.worker_id:  # it never ended: say so in the brief
-                await task.remark("note", interrupted(holder, settled))
+                await task.remark("note", interrupted(holder, settled.landings))
         return task
     return None
 

@@ -275,7 +275,9 @@ class AppliedEffect(Model):
     path: str
     hunk_ids: list[str]
     outcome: str
-    """applied, already (was on disk), recovered, or conflict (not written)."""
+    """applied, already (was on disk), recovered, or conflict (not written); for an agent
+    tool's write that recovery settled: landed, unknown (the file matches neither side)
+    or unchanged (it never reached the file)."""
     detail: str = ""
 
     @classmethod

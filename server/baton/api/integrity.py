@@ -3,13 +3,15 @@
 One definition, so the demo's closing "invariants hold" means exactly what `baton check`
 would say about the same database: SQLite's own integrity check, every task's state
 (checkpoint + replay) equal to a full replay of its log (invariant 1), no unreadable op,
-no temp file a killed writer left, every hunk's stored text present.
+no temp file a killed writer left, every hunk's stored text present, no agent write
+left unsettled by an agent that died.
 """
 
 from __future__ import annotations
 
 from baton.core.models import Model, TaskState
 from baton.effects.apply import temp_leftovers
+from baton.effects.recovery import unsettled
 from baton.store import BlobMissing, StoreUnavailable
 from baton.workspace.workspace import Workspace
 
@@ -48,6 +50,7 @@ async def check(ws: Workspace) -> Consistency:
             for p in temp_leftovers(ws, state)
         ]
         problems += [f"task {task_id}: {e}" for e in await _blob_problems(ws, state)]
+        problems += await unsettled(ws, task_id)
         checked.append(TaskChecked(task_id=task_id, ops=state.ops, lsn=state.lsn))
     return Consistency(ok=not problems, problems=problems, tasks=checked)
 

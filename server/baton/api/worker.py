@@ -32,6 +32,7 @@ from typing import Literal, ParamSpec, TypeVar
 
 from pydantic import ValidationError
 
+from baton.api.takeover import take_over
 from baton.checkout import bases, catchup
 from baton.core import keys, paths
 from baton.core.brief import HandoffBrief, build_brief
@@ -64,13 +65,10 @@ from baton.core.models import (
 from baton.core.patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from baton.effects.apply import (
     EffectResult,
-    abandon_elsewhere,
     applied_shifts,
     content_hash,
     expected_line,
     hunk_body,
-    recover_effects,
-    temp_leftovers,
 )
 from baton.review.decisions import known_hunks
 from baton.store import LeaseHeld, NewOp, StaleEpoch, StoreError, TaskNotFound
@@ -325,16 +323,7 @@ class Worker:
 
     async def _take_over(self, task_id: str, epoch: int) -> Task:
         task = self._held(task_id, epoch)
-        # The task's work goes on in this checkout: another's unsettled writes are called
-        # off and done again here; this one's own are settled by its files.
-        await abandon_elsewhere(self.ws, task_id, epoch)
-        await recover_effects(self.ws, task_id, epoch=epoch)
-        # And the task's writes made in other checkouts come here, so that what this
-        # worker reads is what the last one left (docs/checkouts.md); nothing with one.
-        await catchup.bring_up_to_date(self.ws, task_id, epoch=epoch)
-        # A writer killed after someone else settled its effect left its temp file with
-        # no dangling intent to find it by: a takeover is the time to look for those too.
-        temp_leftovers(self.ws, await self.ws.state(task_id), remove=True)
+        await take_over(self.ws, task_id, epoch)
         return task
 
     def _held(self, task_id: str, epoch: int) -> Task:

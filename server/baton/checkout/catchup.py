@@ -31,6 +31,7 @@ from baton.core.models import EffectState, Model, TaskBase, TaskState
 from baton.effects import apply as effects
 from baton.effects.apply import EffectResult
 from baton.effects.copies import Copied, Outcome, copy, judge, read_here, settle_dangling
+from baton.effects.recovery import settle_task
 from baton.workspace.checkout_identity import Checkout
 from baton.workspace.file_writes import History, Write, history
 from baton.workspace.workspace import Workspace
@@ -251,6 +252,9 @@ async def checkout(ws: Workspace, task_id: str) -> CheckoutReport:
     one definition behind `baton checkout` and the Python API. Refused (CheckoutRefused)
     when the checkout needs writes and is not at the task's base commit."""
     state = await ws.state(task_id)  # TaskNotFound for an unknown task
+    # What a worker killed in this checkout left half-done comes first, as for every
+    # taker-over: its writes are settled by these files before others are copied in.
+    await settle_task(ws, task_id, state=state)
     found = await history(ws, task_id)
     base = found.base
     if base is not None and base.commit is not None and lagging(ws, state):

@@ -36,7 +36,9 @@ from baton.core.models import (
     UnreadableOp,
     in_review_order,
 )
-from baton.effects.apply import EffectResult, apply_accepted, recover_effects, temp_leftovers
+from baton.effects.apply import EffectResult, apply_accepted, temp_leftovers
+from baton.effects.landings import Landed
+from baton.effects.recovery import settle_task
 from baton.exits import EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, report
 from baton.review.decisions import ReviewRefused, decide, find_hunk
 from baton.store import StoreUnavailable
@@ -432,27 +434,57 @@ def _checked_out(report: catchup.CheckoutReport) -> str:
 async def cmd_recover(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         results: list[EffectResult] = []
+        landed: list[Landed] = []
         removed: list[Path] = []
         for task_id in await ws.task_ids():
-            results += await recover_effects(ws, task_id)
-            removed += temp_leftovers(ws, await ws.state(task_id), remove=True)
+            settled = await settle_task(ws, task_id)
+            landed += settled.landings
+            results += settled.effects
+            removed += settled.removed
+            if settled.unreviewable:
+                names = ", ".join(settled.unreviewable[:20])
+                print(f"baton: task {task_id}: changed, not reviewable: {names}", file=sys.stderr)
     for path in removed:
         print(
             f"baton: removed {path.relative_to(ws.root)}, left by a writer that was killed",
             file=sys.stderr,
         )
-    report_effects(args, results)
+    report_effects(args, results, landed)
 
 
-def report_effects(args: argparse.Namespace, results: list[EffectResult]) -> None:
+LANDED_WORDS = {
+    "landed": "an interrupted agent write, now awaiting review",
+    "unknown": "an interrupted agent write (the file matches neither side), awaiting review",
+    "unchanged": "an interrupted agent write that never reached the file",
+}
+
+
+def report_effects(
+    args: argparse.Namespace, results: list[EffectResult], landed: Sequence[Landed] = ()
+) -> None:
+    """Each write settled, one line (or one JSON object) each: the effects, and the agent
+    tool writes recovery settled (a write-ahead record as well, settled by the file)."""
+    shown = [
+        *(
+            AppliedEffect(
+                effect_id=x.landing_id,
+                path=x.path,
+                hunk_ids=list(x.hunk_ids),
+                outcome=x.outcome,
+                detail=LANDED_WORDS[x.outcome],
+            )
+            for x in landed
+        ),
+        *(AppliedEffect.of(r) for r in results),
+    ]
     emit(
         args,
-        [AppliedEffect.of(r) for r in results],
+        shown,
         lambda: (
             "\n".join(
                 f"{r.outcome:9} {r.path} ({', '.join(r.hunk_ids)})"
                 + (f": {r.detail}" if r.detail else "")
-                for r in results
+                for r in shown
             )
             or "Nothing to do."
         ),

@@ -148,25 +148,36 @@ async def land(
     pre: bytes | None,
     *,
     epoch: int = 0,
+    after_tool: bool = True,
 ) -> Landed:
     """A write seen only after it happened (a shell command changed the file; `pre` is
-    what a snapshot held): announced and settled at once."""
+    what a snapshot held): announced and settled at once (`after_tool` as for `settle`)."""
     rel = paths.normalize(path)
     await _announce(ws, task_id, landing_id, rel, tool, pre, ..., epoch)
-    return await settle(ws, task_id, landing_id, epoch=epoch)
+    return await settle(ws, task_id, landing_id, after_tool=after_tool, epoch=epoch)
 
 
-async def recover(ws: Workspace, task_id: str) -> list[Landed]:
+async def recover(ws: Workspace, task_id: str, *, tool_may_run: bool = False) -> list[Landed]:
     """Settle every landing whose agent or hook died between announcing and settling,
     in this checkout: another checkout's tool wrote another copy of the file, which only
-    that checkout can look at."""
+    that checkout can look at. `tool_may_run`: its agent may be alive, about to run the
+    tool; a landing whose file has not moved yet is left for the tool's own hook."""
     state = await ws.state(task_id)
     here = ws.checkout
-    return [
-        await settle(ws, task_id, x.id, after_tool=False)
-        for x in state.dangling_landings()
-        if here.holds(x.checkout)
-    ]
+    settled = []
+    for x in state.dangling_landings():
+        if not here.holds(x.checkout):
+            continue
+        if tool_may_run and await unmoved(ws, x):
+            continue
+        settled.append(await settle(ws, task_id, x.id, after_tool=False))
+    return settled
+
+
+async def unmoved(ws: Workspace, landing: LandingState) -> bool:
+    """Whether the landing's file still holds what it held when the write was announced."""
+    _, now = await asyncio.to_thread(read_current, ws.root, landing.path)
+    return (content_hash(now) if now is not None else None) == landing.pre_hash
 
 
 def _outcome(landing: LandingState, post_hash: str | None, after_tool: bool) -> LandedOutcome:

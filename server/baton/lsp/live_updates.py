@@ -19,6 +19,7 @@ import asyncio
 import gc
 import logging
 import time
+from functools import partial
 from pathlib import Path
 
 from lsprotocol import types
@@ -26,8 +27,17 @@ from pygls.uris import to_fs_path
 
 from baton.checkout import catchup
 from baton.core import keys
-from baton.core.models import EffectDone, EffectIntent, HunkState, HunkStatus, OpKind, TaskState
-from baton.effects.apply import EffectResult, apply_hunk, dangling_here, settle, temp_leftovers
+from baton.core.models import (
+    EffectDone,
+    EffectIntent,
+    EffectState,
+    HunkState,
+    HunkStatus,
+    OpKind,
+    TaskState,
+)
+from baton.effects.apply import EffectResult, apply_hunk, settle
+from baton.effects.recovery import settle_task
 from baton.store import NewOp, OpConflict, StoreError
 from baton.store.config import config_path
 from baton.workspace.workspace import Workspace, store_config
@@ -62,30 +72,24 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
         ws = ls.workspaces[root]
         for state in ls.index.states_of(ws):
             task_id = state.task_id
-            # Only a task this restore may have recorded something for is read again.
-            dangling = bool(dangling_here(ws, state))
-            acted = dangling or bool(state.hunks_with(HunkStatus.ACCEPTED))
             written: list[p.WrittenHunk] = []
-            for effect in dangling_here(ws, state):
-                if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
-                    continue  # open in the editor: its save settles it, never a write behind it
-                try:
-                    if ls.writes_files():
-                        result = await settle(ws, task_id, effect)
-                        if result.outcome == "recovered":
-                            written += _written(ls, ws, result)
-                    else:  # any file may sit in a buffer we are not told of yet
-                        await settle_if_written(ws, task_id, effect)
-                except StoreError as e:
-                    ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
-            read = None if dangling else state  # settling wrote: read it again
+            try:
+                # What every taker-over settles, with the editor's rule for planned writes:
+                # a file open in it is its buffer's to settle, at its save.
+                settled = await settle_task(
+                    ws,
+                    task_id,
+                    settle_effect=partial(_settle_effect, ls, ws, task_id, written),
+                    state=state,
+                )
+                recorded = bool(settled.landings or settled.effects)
+            except StoreError as e:
+                ls.tell(f"Baton could not settle task {task_id}: {e}", types.MessageType.Warning)
+                recorded = True
+            read = None if recorded else state  # settling wrote: read it again
             for result in await finish_editor_accepts(ls, ws, task_id, read):
                 written += _written(ls, ws, result)
-            # Safe whatever the buffers: dead writers' temp files (a sweep: off the loop),
-            # beside the files the task wrote (none: no thread hop).
-            if any(e.kind == "apply" for e in state.effects.values()):
-                await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
-            if acted:
+            if recorded or state.hunks_with(HunkStatus.ACCEPTED):
                 state = await ws.state(task_id)
             warn_unreadable(ls, ws, state)
             if state.status != "open":
@@ -170,6 +174,32 @@ async def finish_editor_accepts(
         if result.outcome == "applied":
             written.append(result)
     return written
+
+
+async def _settle_effect(
+    ls: BatonServer,
+    ws: Workspace,
+    task_id: str,
+    written: list[p.WrittenHunk],
+    effect: EffectState,
+) -> EffectResult | None:
+    """A planned write at start-up, the editor's way: a file open in it is left to its
+    buffer (its save settles it, never a write behind it), and a client that cannot take
+    edits may hold any file in a buffer it has not told us of yet, so its files are only
+    found written, never written. What was written now is added to `written`."""
+    if ls.uri_for(ws, effect.path) in ls.workspace.text_documents:
+        return None
+    try:
+        if not ls.writes_files():
+            await settle_if_written(ws, task_id, effect)
+            return None
+        result = await settle(ws, task_id, effect)
+    except StoreError as e:  # this one stays unsettled; the others are settled all the same
+        ls.tell(f"Baton could not settle {effect.id}: {e}", types.MessageType.Warning)
+        return None
+    if result.outcome == "recovered":
+        written += _written(ls, ws, result)
+    return result
 
 
 def _written(ls: BatonServer, ws: Workspace, result: EffectResult) -> list[p.WrittenHunk]:

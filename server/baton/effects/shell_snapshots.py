@@ -23,6 +23,7 @@ import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from baton.core import paths
 from baton.core.changes import ChangeRefused
@@ -43,6 +44,12 @@ class Settled:
     landed: tuple[str, ...]
     unreviewable: tuple[str, ...]
     """Changed, but binary, oversized or not text: named in a note, not reviewable."""
+    records: tuple[landings.Landed, ...] = ()
+    """What each landed file was recorded as."""
+
+
+LAST = "last.json"
+"""The newest manifest, whoever took it: the next snapshot re-hashes only what moved."""
 
 
 def folder(ws: Workspace) -> Path:
@@ -108,28 +115,39 @@ def scan(root: Path, previous: Manifest) -> tuple[Manifest, dict[str, bytes]]:
     return manifest, contents
 
 
-async def take(ws: Workspace, task_id: str, landing_id: str) -> None:
-    """Before a shell command: note the files and keep their content."""
-    cache = folder(ws) / "last.json"
+async def take(ws: Workspace, task_id: str, landing_id: str, tool: str = "Bash") -> None:
+    """Before a shell command: note the files and keep their content. The snapshot names
+    its task and tool, so that recovery can settle it should the command's end never
+    come (the agent killed while it ran)."""
+    cache = folder(ws) / LAST
     previous = _load(cache)
     manifest, contents = await asyncio.to_thread(scan, ws.root, previous)
     if contents:
         await ws.store.put_blobs(list(contents.values()))
-    data = json.dumps(manifest).encode()
-    await asyncio.to_thread(_save, folder(ws) / f"{landing_id}.json", data)
-    await asyncio.to_thread(_save, cache, data)
+    own = {"task_id": task_id, "tool": tool, "files": manifest}
+    await asyncio.to_thread(_save, folder(ws) / f"{landing_id}.json", json.dumps(own).encode())
+    await asyncio.to_thread(_save, cache, json.dumps(manifest).encode())
 
 
-async def settle(ws: Workspace, task_id: str, landing_id: str, tool: str) -> Settled:
-    """After it: every file whose content moved lands as the tool's."""
+async def settle(
+    ws: Workspace,
+    task_id: str,
+    landing_id: str,
+    tool: str,
+    *,
+    after_tool: bool = True,
+) -> Settled:
+    """After it: every file whose content moved lands as the tool's. `after_tool`: called
+    at the command's end (its own hook); False in recovery, where what changed may not be
+    the command's alone (its hunks are marked `unknown`)."""
     own = folder(ws) / f"{landing_id}.json"
     if not own.exists():
         return Settled((), ())  # the hook before it failed: no snapshot, a gap it logged
-    before = _load(own)
+    before = _snapshot(own)[2]
     after, contents = await asyncio.to_thread(scan, ws.root, before)
     if contents:
         await ws.store.put_blobs(list(contents.values()))
-    landed: list[str] = []
+    landed: list[landings.Landed] = []
     unreviewable: list[str] = []
     for path in sorted(before.keys() | after.keys()):
         old, new = before.get(path), after.get(path)
@@ -142,18 +160,66 @@ async def settle(ws: Workspace, task_id: str, landing_id: str, tool: str) -> Set
             continue  # touched, same content
         pre = await ws.store.get_blob(str(old[3])) if old is not None else None
         try:
-            await landings.land(ws, task_id, derive(landing_id, path)[:16], path, tool, pre)
+            landed.append(
+                await landings.land(
+                    ws, task_id, derive(landing_id, path)[:16], path, tool, pre,
+                    after_tool=after_tool,
+                )
+            )  # fmt: skip
         except ChangeRefused:
             unreviewable.append(path)
             continue
-        landed.append(path)
-    await asyncio.to_thread(_save, folder(ws) / "last.json", json.dumps(after).encode())
+    await asyncio.to_thread(_save, folder(ws) / LAST, json.dumps(after).encode())
     with contextlib.suppress(FileNotFoundError):
         own.unlink()
-    return Settled(tuple(landed), tuple(unreviewable))
+    paths_landed = tuple(x.path for x in landed)
+    return Settled(paths_landed, tuple(unreviewable), tuple(landed))
 
 
-def _load(path: Path) -> Manifest:
+async def recover(ws: Workspace, task_id: str) -> Settled:
+    """Settle the task's snapshots whose command never ended: the agent died while it ran
+    (a snapshot of an earlier Baton, which does not name its task, is taken as this one's).
+    Its changes so far are on disk; they land as the command's hunks, origin unknown."""
+    landed: list[landings.Landed] = []
+    unreviewable: list[str] = []
+    for path, tool in _open(ws, task_id):
+        settled = await settle(ws, task_id, path.stem, tool, after_tool=False)
+        landed += settled.records
+        unreviewable += settled.unreviewable
+    return Settled(tuple(x.path for x in landed), tuple(unreviewable), tuple(landed))
+
+
+def open_snapshots(ws: Workspace, task_id: str) -> list[str]:
+    """The tools of the task's snapshots whose command never ended, oldest first."""
+    return [tool for _, tool in _open(ws, task_id)]
+
+
+def _open(ws: Workspace, task_id: str) -> list[tuple[Path, str]]:
+    try:
+        found = sorted(folder(ws).glob("*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+    except OSError:
+        return []
+    mine = []
+    for path in found:
+        if path.name == LAST or path.name.startswith("."):
+            continue
+        owner, tool, _ = _snapshot(path)
+        if owner in (None, task_id):
+            mine.append((path, tool))
+    return mine
+
+
+def _snapshot(path: Path) -> tuple[str | None, str, Manifest]:
+    """A command's snapshot: its task, its tool and its manifest. An earlier Baton's is
+    the bare manifest (no task: None; the tool was Bash)."""
+    loaded = _load(path)
+    files = loaded.get("files")
+    if isinstance(files, dict) and isinstance(loaded.get("task_id"), str):
+        return str(loaded["task_id"]), str(loaded.get("tool") or "Bash"), files
+    return None, "Bash", loaded
+
+
+def _load(path: Path) -> dict[str, Any]:
     try:
         loaded = json.loads(path.read_bytes())
     except (OSError, ValueError):

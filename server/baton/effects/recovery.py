@@ -1,0 +1,119 @@
+"""Settling a task: one definition of what a worker that died mid-step leaves behind, and
+how it is put right, for whoever comes next — a worker claiming the task (any face), an
+agent product's new session, `baton recover`, `baton serve` starting, `baton checkout`.
+
+What is left half-done, each judged by the files of this checkout:
+
+1. an agent tool's write announced and never settled (the agent or its hook died
+   between PreToolUse and PostToolUse): recorded as the file says, a landed hunk to
+   review, or nothing when the file still holds what it held before;
+2. a shell command's snapshot with no end (the agent died while the command ran):
+   every file it changed lands as that command's hunks, origin `unknown`;
+3. a planned write (an accepted hunk applied, an undo) with no done: finished, found
+   done, or a conflict;
+4. temp files a killed writer left beside the files.
+
+A task whose worker still holds a live lease may be mid-tool, not dead. A write it
+announced whose file has not moved yet stays announced: the tool may be about to run,
+and its own hook records it. A shell command's snapshot is settled all the same (what it
+changed so far is on disk, and must not escape review); what such a command, still
+running, changes after that is not attributed to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from baton.core.models import EffectState, TaskState
+from baton.workspace.workspace import Workspace
+
+from . import landings, shell_snapshots
+from .apply import EffectResult, dangling_here, settle, temp_leftovers
+
+EffectSettler = Callable[[EffectState], Awaitable[EffectResult | None]]
+"""How one planned write is settled: a file is judged by its disk content, unless the
+caller knows better (an editor holds it open: its buffer decides, at its save)."""
+
+
+@dataclass(slots=True)
+class Settled:
+    """What settling a task found and did."""
+
+    effects: list[EffectResult] = field(default_factory=list)
+    landings: list[landings.Landed] = field(default_factory=list)
+    """Tool writes and shell commands cut short, as now recorded."""
+    unreviewable: list[str] = field(default_factory=list)
+    """Files a cut-short shell command changed that cannot be reviewed (binary, too big)."""
+    removed: list[Path] = field(default_factory=list)
+    """Temp files of killed writers, removed."""
+
+
+async def settle_task(
+    ws: Workspace,
+    task_id: str,
+    *,
+    epoch: int | None = None,
+    taken_over: bool = False,
+    settle_effect: EffectSettler | None = None,
+    state: TaskState | None = None,
+) -> Settled:
+    """Settle everything the task's last worker left half-done in this checkout (the
+    module docstring lists it). `taken_over`: the caller just claimed the task, so its
+    last worker is gone, whatever its lease said. `state`: the task's, when the caller
+    just read it (a restore of many tasks reads each once when nothing is left to do)."""
+    done = Settled()
+    if state is None:
+        state = await ws.state(task_id)
+    here = ws.checkout
+    if any(here.holds(x.checkout) for x in state.dangling_landings()):
+        tool_may_run = not taken_over and await held_live(ws, task_id)
+        done.landings += await landings.recover(ws, task_id, tool_may_run=tool_may_run)
+    if shell_snapshots.open_snapshots(ws, task_id):
+        shell = await shell_snapshots.recover(ws, task_id)
+        done.landings += shell.records
+        done.unreviewable += shell.unreviewable
+    if done.landings:
+        state = await ws.state(task_id)
+    for effect in dangling_here(ws, state):
+        if settle_effect is None:
+            done.effects.append(await settle(ws, task_id, effect, epoch=epoch))
+        elif (result := await settle_effect(effect)) is not None:
+            done.effects.append(result)
+    if any(e.kind in ("apply", "copy") for e in state.effects.values()):  # none: no thread hop
+        done.removed += await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
+    return done
+
+
+async def unsettled(ws: Workspace, task_id: str) -> list[str]:
+    """What `settle_task` would settle of the agent's own writes, one line each (for
+    `baton check`): until then, a change the agent made may escape review. A write still
+    in flight (its worker's lease is live, its file not written yet) is not a problem."""
+    state = await ws.state(task_id)
+    here = ws.checkout
+    dangling = [x for x in state.dangling_landings() if here.holds(x.checkout)]
+    live = bool(dangling) and await held_live(ws, task_id)
+    found = [
+        f"task {task_id}: {x.path}: a {x.tool} write was announced and never settled (its "
+        "agent or hook died); `baton recover` records what it did, for review"
+        for x in dangling
+        if not (live and await landings.unmoved(ws, x))
+    ]
+    found += [
+        f"task {task_id}: a {tool} command has no end recorded (it runs, or its agent died "
+        "while it ran); `baton recover` records what it changed, for review"
+        for tool in shell_snapshots.open_snapshots(ws, task_id)
+    ]
+    return found
+
+
+async def held_live(ws: Workspace, task_id: str) -> bool:
+    """Whether a worker holds the task with a lease that has not run out."""
+    info = await ws.store.task(task_id)
+    return (
+        info.status == "open"
+        and info.worker is not None
+        and (info.lease_expires or 0) > ws.store.clock()
+    )
