@@ -32,7 +32,7 @@ from baton.api.worker import Worker
 from baton.core.changes import MAX_DIFF_BYTES, MAX_FILE_BYTES, MAX_HUNKS_PER_CHANGE, ChangeRefused
 from baton.core.models import Decision
 from baton.core.paths import PathRefused
-from baton.effects import apply as effects
+from baton.effects import recorder
 from baton.exits import EXIT_FAILED, EXIT_OK, EXIT_REFUSED
 from baton.review.decisions import decide
 
@@ -389,20 +389,20 @@ async def test_a_folder_swapped_for_a_symlink_mid_apply_is_not_followed(
         (ws / "src").symlink_to("../outside/sub", target_is_directory=True)
 
     if when == "after the intent":
-        intent = effects._Recorder.intent
+        intent = recorder.Recorder.intent
 
-        async def intent_then_swap(*args: Any) -> None:
-            await intent(*args)
+        async def intent_then_swap(*args: Any, **kwargs: Any) -> None:
+            await intent(*args, **kwargs)
             swap()
 
-        monkeypatch.setattr(effects._Recorder, "intent", intent_then_swap)
+        monkeypatch.setattr(recorder.Recorder, "intent", intent_then_swap)
     else:
 
         def crash_point(name: str) -> None:
             if name == "effect.before_write":
                 swap()
 
-        monkeypatch.setattr(effects, "crash_point", crash_point)
+        monkeypatch.setattr(recorder, "crash_point", crash_point)
     with untouched(layout):
         async with await Worker.open(ws, worker_id="w2") as worker:
             task = await worker.begin("swap")

@@ -10,7 +10,8 @@ from baton.api.worker import Task, Worker
 from baton.core.changes import ChangeRefused
 from baton.core.models import Decision, HunkStatus, OpKind
 from baton.effects.apply import (
-    _Recorder,
+    _intent,
+    _recorder,
     apply_accepted,
     apply_hunk,
     content_hash,
@@ -180,7 +181,7 @@ async def test_recovery_of_a_dangling_intent(
     eid = effect_id_for(state, hunk)
     pre, post = content_hash(BASE.encode()), content_hash(target.encode())
     # What a worker killed between its intent and its done record leaves behind:
-    await _Recorder(task.ws, task.id, eid, hunk, None).intent(pre, post, target.encode())
+    await _intent(_recorder(task.ws, task.id, eid, hunk, None), pre, post, target.encode())
     if reached_disk:
         write_final_state(project / "f.py", pre, target.encode(), post)
     (result,) = await recover_effects(task.ws, task.id)
@@ -199,9 +200,9 @@ async def test_recovery_never_clobbers_a_later_edit(worker: Worker, project: Pat
     await accept_all(task)
     state = await task.state()
     hunk = state.hunks[hid]
-    await _Recorder(task.ws, task.id, effect_id_for(state, hunk), hunk, None).intent(
-        content_hash(BASE.encode()), content_hash(target.encode()), target.encode()
-    )
+    record = _recorder(task.ws, task.id, effect_id_for(state, hunk), hunk, None)
+    before, after = content_hash(BASE.encode()), content_hash(target.encode())
+    await _intent(record, before, after, target.encode())
     mine = edit(BASE, 10, "the developer's own line 10\n")
     (project / "f.py").write_text(mine)
     (result,) = await recover_effects(task.ws, task.id)

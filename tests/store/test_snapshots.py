@@ -8,9 +8,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from baton.effects import shell_snapshots
 from baton.api.worker import Worker
 from baton.core.models import HunkStatus
+from baton.effects import shell_snapshots
 
 
 def git(root: Path, *args: str) -> None:

@@ -29,8 +29,8 @@ from baton.core import keys, paths
 from baton.core.hashing import content_hash
 from baton.core.models import EffectState, Model, TaskBase, TaskState
 from baton.effects import apply as effects
-from baton.effects.apply import EffectResult
-from baton.effects.copies import Copied, Outcome, copy, judge, read_here, settle_dangling
+from baton.effects.copies import copy, judge, read_here, settle_dangling
+from baton.effects.recorder import EffectResult, Outcome
 from baton.effects.recovery import settle_task
 from baton.workspace.checkout_identity import Checkout
 from baton.workspace.file_writes import History, Write, history
@@ -86,7 +86,7 @@ def latest_copy(state: TaskState, source: str, here: Checkout) -> tuple[int, Eff
 
 async def bring_up_to_date(
     ws: Workspace, task_id: str, *, epoch: int | None = None
-) -> list[Copied]:
+) -> list[EffectResult]:
     """Copy into this checkout every write of the task it lacks, in log order, once each;
     settle first what a killed run of this left half-done. Resumable at any instant."""
     results = await settle_dangling(ws, task_id, epoch)
@@ -110,12 +110,12 @@ async def _walk(
     chain: list[Write],
     epoch: int | None,
     here: Checkout,
-) -> list[Copied]:
+) -> list[EffectResult]:
     """One file's chain: the writes after the last one made here (those before it were on
     this checkout's own copy of the file, which went its own way since)."""
     made_here = [i for i, w in enumerate(chain) if here.holds(w.checkout)]
     start = made_here[-1] + 1 if made_here else 0
-    results: list[Copied] = []
+    results: list[EffectResult] = []
     for i, w in enumerate(chain[start:], start):
         state = await ws.state(task_id)
         nth, tried = latest_copy(state, w.source, here)
@@ -147,7 +147,7 @@ async def _base_step(
     first: Write,
     epoch: int | None,
     here: Checkout,
-) -> Copied | None:
+) -> EffectResult | None:
     """Put the file to the task's pre-image of it when it is still the base here and the
     task found it otherwise (dirty, or the checkout is fresh and outside git)."""
     effect_id = keys.base_effect(first.path, here.id)
@@ -176,7 +176,7 @@ async def _base_step(
     copied = await copy(ws, task_id, effect_id, step, epoch)
     if copied.outcome == "conflict":
         return copied
-    return Copied(copied.effect_id, copied.path, (), copied.outcome, "as the task found it")
+    return EffectResult(copied.effect_id, copied.path, (), copied.outcome, "as the task found it")
 
 
 async def _at_base(ws: Workspace, base: TaskBase | None, path: str, data: bytes | None) -> bool:
@@ -190,7 +190,7 @@ async def _at_base(ws: Workspace, base: TaskBase | None, path: str, data: bytes 
 
 async def _restore_read(
     ws: Workspace, task_id: str, base: TaskBase | None, path: str, blob: str, here: Checkout
-) -> Copied | None:
+) -> EffectResult | None:
     """A file the task read and never wrote, as it read it: the image its work stands on
     (dirty when the task began, or outside git). Only over the base, else left alone and
     said: the checkout's own version of a file is never overwritten."""
@@ -206,12 +206,12 @@ async def _restore_read(
         return None
     if not await _at_base(ws, base, path, data):
         reason = f"{path} here is neither the task's base nor what the task read; not overwritten"
-        return Copied(effect_id, path, (), "conflict", reason)
+        return EffectResult(effect_id, path, (), "conflict", reason)
     step = Write(f"read:{path}", 0, path, here.id, current, None, blob, blob, ())
     copied = await copy(ws, task_id, effect_id, step, None)
     if copied.outcome == "conflict":
         return copied
-    return Copied(copied.effect_id, copied.path, (), copied.outcome, "as the task read it")
+    return EffectResult(copied.effect_id, copied.path, (), copied.outcome, "as the task read it")
 
 
 class CopiedEffect(Model):

@@ -22,72 +22,33 @@ as copies (catchup.py, whose `apply_here` is what `apply` means in a checkout).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from baton.core import keys, paths
 from baton.core.hashing import content_hash
 from baton.core.hunks import Lines, apply_located, join_lines, locate_tolerant, split_lines
 from baton.core.models import (
     ChangeKind,
-    DoneOutcome,
-    EffectDone,
     EffectFailed,
-    EffectIntent,
     EffectState,
     HunkBody,
     HunkState,
     HunkStatus,
-    Model,
-    OpKind,
     TaskState,
     in_review_order,
 )
-from baton.faults import crash_point
-from baton.store import NewOp, OpConflict
+from baton.store import OpConflict
 from baton.workspace.workspace import Workspace
 
 from . import final_state as writes
 from .final_state import Conflict, write_final_state
+from .recorder import EffectResult, Outcome, Recorder, effect_op
 
-__all__ = ["Conflict", "EffectResult", "content_hash", "write_final_state"]
-
-Outcome = Literal["applied", "already", "recovered", "conflict"]
-
-
-_EFFECT_KINDS: dict[type[Model], OpKind] = {
-    EffectIntent: OpKind.EFFECT_INTENT,
-    EffectDone: OpKind.EFFECT_DONE,
-    EffectFailed: OpKind.EFFECT_FAILED,
-}
-
-
-def effect_op(
-    task_id: str,
-    epoch: int | None,
-    op_id: str,
-    payload: Model,
-    blobs: dict[str, bytes] | None = None,
-) -> NewOp:
-    """An effect's op (intent, done or failed). Fenced by the writer's epoch when it has
-    one — an agent's own writes are refused once its task was taken over — and unfenced
-    for a reviewer (`baton apply`, the editor), who never holds the lease."""
-    kind = _EFFECT_KINDS[type(payload)]
-    return NewOp(op_id, task_id, epoch or 0, kind, payload, blobs or {}, fenced=epoch is not None)
-
-
-@dataclass(frozen=True, slots=True)
-class EffectResult:
-    effect_id: str
-    path: str
-    hunk_ids: tuple[str, ...]
-    outcome: Outcome
-    detail: str = ""
+__all__ = ["Conflict", "EffectResult", "Outcome", "content_hash", "effect_op", "write_final_state"]
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -103,54 +64,6 @@ def read_bytes(path: Path) -> bytes | None:
         return paths.read_at(fd, path.name)
     finally:
         os.close(fd)
-
-
-async def _write(
-    ws: Workspace,
-    task_id: str,
-    target: Path,
-    pre_hash: str | None,
-    post: bytes | None,
-    post_hash: str | None,
-    epoch: int | None,
-) -> Literal["applied", "already"]:
-    """Set the file's final state (writes.py); for an agent (`epoch`), only while its
-    claim stands: checked after the content is staged, right before the swap, so that a
-    worker paused anywhere before it and woken after a takeover writes nothing.
-
-    The write (reads, temp file, fsyncs, swap) runs in a worker thread, off the event
-    loop; the claim is checked from there on the loop, where the store's calls run."""
-    loop = asyncio.get_running_loop()
-
-    def fence() -> None:
-        if epoch is not None:
-            asyncio.run_coroutine_threadsafe(ws.store.check_epoch(task_id, epoch), loop).result()
-
-    return await asyncio.to_thread(
-        _write_blocking, target, pre_hash, post, post_hash, ws.root, fence
-    )
-
-
-def _write_blocking(
-    target: Path,
-    pre_hash: str | None,
-    post: bytes | None,
-    post_hash: str | None,
-    root: Path,
-    fence: Callable[[], None],
-) -> Literal["applied", "already"]:
-    staged = writes.stage(target, pre_hash, post, post_hash, root)
-    if staged == "already":
-        return "already"
-    try:
-        crash_point("effect.before_write")
-        fence()
-        crash_point("effect.before_commit")
-        outcome = writes.commit(staged)
-    finally:
-        writes.discard(staged)
-    crash_point("effect.after_write")
-    return outcome
 
 
 def read_current(root: Path, path: str, *, sweep: bool = False) -> tuple[Path, bytes | None]:
@@ -266,9 +179,9 @@ async def heal_conflicts(
             _, data = await asyncio.to_thread(read_current, ws.root, hunk.path)
         except (paths.PathRefused, OSError):
             continue
-        record = _Recorder(ws, task_id, effect_id_for(state, hunk), hunk, epoch)
+        record = _recorder(ws, task_id, effect_id_for(state, hunk), hunk, epoch)
         try:
-            await record.intent(content_hash(data), content_hash(data), None)
+            await _intent(record, content_hash(data), content_hash(data), None)
         except OpConflict:  # another checkout took that id meanwhile: its write stands
             continue
         healed.append(await record.done("already"))
@@ -296,8 +209,8 @@ class Plan:
     pre: bytes | None = None
     """The file before, kept with the intent: what a fresh checkout rebuilds it from."""
 
-    def recorder(self, ws: Workspace) -> _Recorder:
-        return _Recorder(ws, self.task_id, self.effect_id, self.hunk, self.epoch)
+    def recorder(self, ws: Workspace) -> Recorder:
+        return _recorder(ws, self.task_id, self.effect_id, self.hunk, self.epoch)
 
 
 async def plan_apply(
@@ -317,14 +230,14 @@ async def plan_apply(
             return _elsewhere(effect)
         return await settle(ws, task_id, effect, epoch=epoch)
     effect_id = effect_id_for(state, hunk)
-    record = _Recorder(ws, task_id, effect_id, hunk, epoch)
+    record = _recorder(ws, task_id, effect_id, hunk, epoch)
     try:
         target, before = await asyncio.to_thread(read_current, ws.root, hunk.path)
         text = before.decode("utf-8") if before is not None else ""
     except (paths.PathRefused, UnicodeDecodeError) as e:
         # The file became a symlink out, a FIFO, binary … since the proposal: a conflict
         # on record (the developer sees why), not an error that blocks every other hunk.
-        await record.intent(None, None, None)
+        await _intent(record, None, None, None)
         return await record.failed(_refused(hunk.path, e))
     pre_hash = content_hash(before)
     body = await hunk_body(ws, hunk)
@@ -336,25 +249,25 @@ async def plan_apply(
         # A new file's hunk has no context to place it: in a file someone else created
         # meanwhile it would land at the top of their text. Theirs stays.
         if text.rstrip("\r\n") == join_lines(new).rstrip("\r\n"):
-            await record.intent(pre_hash, pre_hash, None)
+            await _intent(record, pre_hash, pre_hash, None)
             return await record.done("already")
         reason = f"{hunk.path} was created by someone else since hunk {hunk.id} proposed it"
-        await record.intent(pre_hash, None, None)
+        await _intent(record, pre_hash, None, None)
         return await record.failed(reason + "; not overwritten")
     expected = expected_line(state, hunk)
     found = locate_tolerant(lines, old, *context, expected)
     if found is None:
         if locate_tolerant(lines, new, *context, expected) is not None:
-            await record.intent(pre_hash, pre_hash, None)
+            await _intent(record, pre_hash, pre_hash, None)
             return await record.done("already")
-        await record.intent(pre_hash, None, None)
+        await _intent(record, pre_hash, None, None)
         return await record.failed(_moved(hunk))
     after_lines = apply_located(lines, found, old, new)
     deletes = not after_lines and leaves_no_file(state, hunk)
     try:
         post = None if deletes else join_lines(after_lines).encode("utf-8")
     except UnicodeEncodeError as e:  # an edited version recorded before it was checked
-        await record.intent(pre_hash, None, None)
+        await _intent(record, pre_hash, None, None)
         return await record.failed(
             f"hunk {hunk.id}'s accepted text is not valid Unicode (character {e.start}); "
             "not written: the agent re-proposes it"
@@ -390,7 +303,7 @@ async def record_intent(ws: Workspace, plan: Plan) -> EffectResult | None:
     """Write the intent ahead of the write; if another applier planned the same effect
     first (same key, other content), settle theirs and return its result instead."""
     try:
-        await plan.recorder(ws).intent(plan.pre_hash, plan.post_hash, plan.post, plan.pre)
+        await _intent(plan.recorder(ws), plan.pre_hash, plan.post_hash, plan.post, plan.pre)
     except OpConflict:
         state = await ws.state(plan.task_id)
         effect = state.effects[plan.effect_id]
@@ -411,11 +324,9 @@ async def apply_hunk(
         return settled
     record = plan.recorder(ws)
     try:
-        outcome = await _write(
-            ws, task_id, plan.target, plan.pre_hash, plan.post, plan.post_hash, epoch
-        )
+        outcome = await record.swap(plan.target, plan.pre_hash, plan.post, plan.post_hash)
     except writes.Conflict as e:
-        return await _conflict_or_done(record, str(e))
+        return await _conflict_or_done(record, plan.hunk, str(e))
     except paths.PathRefused as e:  # a symlink swapped in between the look and the write
         return await record.failed(_refused(plan.hunk.path, e))
     return await record.done(outcome)
@@ -438,11 +349,11 @@ def _refused(path: str, e: Exception) -> str:
     return f"{path} not written: {e}"
 
 
-async def _conflict_or_done(record: _Recorder, reason: str) -> EffectResult:
+async def _conflict_or_done(record: Recorder, hunk: HunkState, reason: str) -> EffectResult:
     """The file moved between our look and the write. If what moved it put the hunk in
     (an editor saving the same accepted edit), it is applied; only otherwise a conflict."""
     state = await record.ws.state(record.task_id)
-    if await _in_final_state(record.ws, state, record.hunk, record.hunk.path):
+    if await _in_final_state(record.ws, state, hunk, hunk.path):
         return await record.done("already")
     return await record.failed(reason)
 
@@ -481,8 +392,8 @@ async def abandon_elsewhere(ws: Workspace, task_id: str, epoch: int) -> list[Eff
             f"called off: checkout {effect.checkout or 'original'} left this write unsettled "
             f"and the task was claimed in checkout {here.id}"
         )
-        record = _Recorder(ws, task_id, effect.id, hunk, epoch)
-        await record._settle(EffectFailed(effect_id=effect.id, reason=reason, conflict=False))
+        record = _recorder(ws, task_id, effect.id, hunk, epoch)
+        await record.settle(EffectFailed(effect_id=effect.id, reason=reason, conflict=False))
         results.append(EffectResult(effect.id, effect.path, (hunk.id,), "conflict", reason))
     return results
 
@@ -506,7 +417,7 @@ async def settle(
     if effect.status != "intent":
         outcome: Outcome = "already" if effect.status == "done" else "conflict"
         return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), outcome, effect.outcome)
-    record = _Recorder(ws, task_id, effect.id, hunk, epoch)
+    record = _recorder(ws, task_id, effect.id, hunk, epoch)
     try:
         target, data = await asyncio.to_thread(read_current, ws.root, effect.path, sweep=True)
         current = content_hash(data)
@@ -517,9 +428,9 @@ async def settle(
     if redo and current == effect.pre_hash and (effect.post_blob or effect.post_hash is None):
         post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
         try:
-            await _write(ws, task_id, target, effect.pre_hash, post, effect.post_hash, epoch)
+            await record.swap(target, effect.pre_hash, post, effect.post_hash)
         except writes.Conflict as e:  # changed between our look and the write
-            return await _conflict_or_done(record, str(e))
+            return await _conflict_or_done(record, hunk, str(e))
         except paths.PathRefused as e:
             return await record.failed(_refused(effect.path, e))
         return await record.done("recovered")
@@ -555,55 +466,30 @@ async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path
     return locate_tolerant(lines, new, *context, expected) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class _Recorder:
-    """The ops of one effect: intent ahead of the write, then done or failed, once.
+def _recorder(
+    ws: Workspace, task_id: str, effect_id: str, hunk: HunkState, epoch: int | None
+) -> Recorder:
+    return Recorder(ws, task_id, effect_id, hunk.path, (hunk.id,), epoch)
 
-    Fenced by `epoch` when an agent records them, unfenced for the developer. Done and
-    failed share one key: whoever settles an effect first is the record."""
 
-    ws: Workspace
-    task_id: str
-    effect_id: str
-    hunk: HunkState
-    epoch: int | None
-
-    async def intent(
-        self,
-        pre_hash: str | None,
-        post_hash: str | None,
-        post: bytes | None,
-        pre: bytes | None = None,
-    ) -> None:
-        payload = EffectIntent(
-            effect_id=self.effect_id,
-            path=self.hunk.path,
-            hunk_ids=[self.hunk.id],
-            pre_hash=pre_hash,
-            post_hash=post_hash,
-            post_blob=post_hash if post is not None else None,
-            checkout=self.ws.checkout.id,
-            pre_blob=pre_hash if pre is not None and pre_hash else None,
-        )
-        blobs = {post_hash: post} if post is not None and post_hash else {}
-        if pre is not None and pre_hash:
-            blobs[pre_hash] = pre
-        await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload, blobs))
-
-    async def done(self, outcome: DoneOutcome) -> EffectResult:
-        await self._settle(EffectDone(effect_id=self.effect_id, outcome=outcome))
-        return EffectResult(self.effect_id, self.hunk.path, (self.hunk.id,), outcome)
-
-    async def failed(self, reason: str) -> EffectResult:
-        await self._settle(EffectFailed(effect_id=self.effect_id, reason=reason, conflict=True))
-        return EffectResult(self.effect_id, self.hunk.path, (self.hunk.id,), "conflict", reason)
-
-    async def _settle(self, payload: EffectDone | EffectFailed) -> None:
-        with contextlib.suppress(OpConflict):
-            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
-
-    def _op(self, op_id: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
-        return effect_op(self.task_id, self.epoch, op_id, payload, blobs)
+async def _intent(
+    record: Recorder,
+    pre_hash: str | None,
+    post_hash: str | None,
+    post: bytes | None,
+    pre: bytes | None = None,
+) -> None:
+    """An apply's intent: the content after stored with it, and before when kept."""
+    blobs = {post_hash: post} if post is not None and post_hash else {}
+    if pre is not None and pre_hash:
+        blobs[pre_hash] = pre
+    await record.intent(
+        pre_hash,
+        post_hash,
+        post_blob=post_hash if post is not None else None,
+        pre_blob=pre_hash if pre is not None and pre_hash else None,
+        blobs=blobs,
+    )
 
 
 def temp_leftovers(ws: Workspace, state: TaskState, *, remove: bool = False) -> list[Path]:

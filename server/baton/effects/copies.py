@@ -11,43 +11,25 @@ untouched. A copy a killed run left half-done is settled the same way (`settle_d
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from baton.core import keys, paths
+from baton.core import paths
 from baton.core.hashing import content_hash
 from baton.core.hunks import apply_located, join_lines, locate_tolerant, split_lines
 from baton.core.models import (
     ChangeKind,
-    EffectDone,
-    EffectFailed,
-    EffectIntent,
     EffectState,
     HunkStatus,
-    Model,
 )
-from baton.faults import crash_point
-from baton.store import NewOp, OpConflict
+from baton.store import OpConflict
 from baton.workspace.file_writes import Write
 from baton.workspace.workspace import Workspace
 
 from . import apply as effects
 from . import final_state as writes
-
-Outcome = Literal["applied", "already", "recovered", "conflict"]
-
-
-@dataclass(frozen=True, slots=True)
-class Copied:
-    """What became of one step in this checkout."""
-
-    effect_id: str
-    path: str
-    hunk_ids: tuple[str, ...]
-    outcome: Outcome
-    detail: str = ""
+from .recorder import EffectResult, Outcome, Recorder
 
 
 def read_here(root: Path, path: str) -> tuple[Path, bytes | None]:
@@ -79,31 +61,34 @@ async def judge(ws: Workspace, task_id: str, w: Write, data: bytes | None) -> Ve
     return await _by_content(ws, task_id, w, data)
 
 
-async def copy(ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: int | None) -> Copied:
+async def copy(
+    ws: Workspace, task_id: str, effect_id: str, w: Write, epoch: int | None
+) -> EffectResult:
     """One write repeated here: judged by the file, recorded ahead, then swapped in. The
     intent always states the copy's plan (the write's images, or the hunk placed here), so
     whoever settles it after a crash judges the file against that plan, like any effect;
     a conflict is that intent and its failure."""
-    record = _Recorder(ws, task_id, effect_id, w.path, w.hunk_ids, epoch)
+    record = Recorder(ws, task_id, effect_id, w.path, w.hunk_ids, epoch, "copy")
     try:
         target, data = await asyncio.to_thread(read_here, ws.root, w.path)
     except paths.PathRefused as e:
-        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
+        await record.intent(w.pre_hash, w.post_hash, post_blob=w.post_blob)
         return await record.failed(f"{w.path} not written: {e}")
     verdict = await judge(ws, task_id, w, data)
     if verdict == "post":
-        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
+        await record.intent(w.pre_hash, w.post_hash, post_blob=w.post_blob)
         return await record.done("already")
     if verdict == "conflict":
-        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
+        await record.intent(w.pre_hash, w.post_hash, post_blob=w.post_blob)
         return await record.failed(_conflict(w))
     if isinstance(verdict, ByContent):
         current, post_hash = content_hash(data), content_hash(verdict.post)
-        await record.intent(current, post_hash, post_hash, verdict.post)
+        blobs = {post_hash: verdict.post} if verdict.post is not None and post_hash else {}
+        await record.intent(current, post_hash, post_blob=post_hash, blobs=blobs)
         return await _write(record, target, current, verdict.post, post_hash)
     post = await ws.store.get_blob(w.post_blob) if w.post_blob else None
     try:
-        await record.intent(w.pre_hash, w.post_hash, w.post_blob)
+        await record.intent(w.pre_hash, w.post_hash, post_blob=w.post_blob)
     except OpConflict:  # another run planned it first: settle theirs
         state = await ws.state(task_id)
         return await settle(ws, task_id, state.effects[effect_id], epoch)
@@ -148,15 +133,14 @@ def _conflict(w: Write) -> str:
 
 
 async def _write(
-    record: _Recorder,
+    record: Recorder,
     target: Path,
     pre_hash: str | None,
     post: bytes | None,
     post_hash: str | None,
-) -> Copied:
-    root = record.ws.root
+) -> EffectResult:
     try:
-        outcome = await asyncio.to_thread(_write_blocking, target, pre_hash, post, post_hash, root)
+        outcome = await record.swap(target, pre_hash, post, post_hash)
     except writes.Conflict as e:
         return await record.failed(str(e))
     except paths.PathRefused as e:
@@ -164,16 +148,7 @@ async def _write(
     return await record.done(outcome)
 
 
-def _write_blocking(
-    target: Path, pre_hash: str | None, post: bytes | None, post_hash: str | None, root: Path
-) -> Literal["applied", "already"]:
-    crash_point("effect.before_write")
-    outcome = writes.write_final_state(target, pre_hash, post, post_hash, root)
-    crash_point("effect.after_write")
-    return outcome
-
-
-async def settle_dangling(ws: Workspace, task_id: str, epoch: int | None) -> list[Copied]:
+async def settle_dangling(ws: Workspace, task_id: str, epoch: int | None) -> list[EffectResult]:
     state = await ws.state(task_id)
     here = ws.checkout
     dangling = [
@@ -184,12 +159,14 @@ async def settle_dangling(ws: Workspace, task_id: str, epoch: int | None) -> lis
     return [await settle(ws, task_id, e, epoch) for e in dangling]
 
 
-async def settle(ws: Workspace, task_id: str, effect: EffectState, epoch: int | None) -> Copied:
+async def settle(
+    ws: Workspace, task_id: str, effect: EffectState, epoch: int | None
+) -> EffectResult:
     """A copy planned by a run that was killed: judged by the file, like any effect."""
-    record = _Recorder(ws, task_id, effect.id, effect.path, (), epoch)
+    record = Recorder(ws, task_id, effect.id, effect.path, (), epoch, "copy")
     if effect.status != "intent":
         outcome: Outcome = "already" if effect.status == "done" else "conflict"
-        return Copied(effect.id, effect.path, (), outcome, effect.outcome)
+        return EffectResult(effect.id, effect.path, (), outcome, effect.outcome)
     try:
         target, data = await asyncio.to_thread(read_here, ws.root, effect.path)
     except paths.PathRefused as e:
@@ -201,60 +178,10 @@ async def settle(ws: Workspace, task_id: str, effect: EffectState, epoch: int | 
         post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
         copied = await _write(record, target, effect.pre_hash, post, effect.post_hash)
         return (
-            Copied(copied.effect_id, copied.path, (), "recovered", copied.detail)
+            EffectResult(copied.effect_id, copied.path, (), "recovered", copied.detail)
             if (copied.outcome != "conflict")
             else copied
         )
     return await record.failed(
         f"{effect.path} changed since copy {effect.id} was planned; not overwritten"
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Recorder:
-    """The ops of one copy: intent ahead of the write, then done or failed, once; against
-    this checkout, unfenced unless an agent carries it out."""
-
-    ws: Workspace
-    task_id: str
-    effect_id: str
-    path: str
-    hunk_ids: tuple[str, ...]
-    epoch: int | None
-
-    async def intent(
-        self,
-        pre_hash: str | None,
-        post_hash: str | None,
-        post_blob: str | None,
-        post: bytes | None = None,
-    ) -> None:
-        """`post`: the content, when this copy made it (a hunk applied here), not the
-        write it copies."""
-        payload = EffectIntent(
-            effect_id=self.effect_id,
-            kind="copy",
-            path=self.path,
-            hunk_ids=[],
-            pre_hash=pre_hash,
-            post_hash=post_hash,
-            post_blob=post_blob,
-            checkout=self.ws.checkout.id,
-        )
-        blobs = {post_blob: post} if post is not None and post_blob else {}
-        await self.ws.record(self._op(keys.intent(self.task_id, self.effect_id), payload, blobs))
-
-    async def done(self, outcome: Literal["applied", "already", "recovered"]) -> Copied:
-        with contextlib.suppress(OpConflict):
-            payload = EffectDone(effect_id=self.effect_id, outcome=outcome)
-            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
-        return Copied(self.effect_id, self.path, self.hunk_ids, outcome)
-
-    async def failed(self, reason: str) -> Copied:
-        with contextlib.suppress(OpConflict):
-            payload = EffectFailed(effect_id=self.effect_id, reason=reason, conflict=True)
-            await self.ws.record(self._op(keys.settled(self.task_id, self.effect_id), payload))
-        return Copied(self.effect_id, self.path, self.hunk_ids, "conflict", reason)
-
-    def _op(self, op_id: str, payload: Model, blobs: dict[str, bytes] | None = None) -> NewOp:
-        return effects.effect_op(self.task_id, self.epoch, op_id, payload, blobs)
