@@ -8,17 +8,17 @@ import pytest
 
 from baton.api.worker import Task, Worker
 from baton.core.changes import ChangeRefused
+from baton.core.hashing import content_hash
 from baton.core.models import Decision, HunkStatus, OpKind
 from baton.effects.apply import (
     _intent,
     _recorder,
     apply_accepted,
     apply_hunk,
-    content_hash,
     effect_id_for,
     recover_effects,
-    write_final_state,
 )
+from baton.effects.final_state import write_final_state
 from baton.review.decisions import ReviewRefused, decide
 from tests.pg import BOTH_BACKENDS
 
@@ -239,7 +239,7 @@ async def test_a_save_racing_the_write_with_the_same_hunk_counts_as_applied(
 
     def editor_saves_first(staged: object) -> str:
         (project / "f.py").write_text(saved)
-        raise effects.Conflict("changed since the change was planned")
+        raise effects.writes.Conflict("changed since the change was planned")
 
     monkeypatch.setattr(effects.writes, "commit", editor_saves_first)
     (result,) = await task.apply()
@@ -263,7 +263,7 @@ async def test_a_new_file_another_applier_created_first_counts_as_applied(
 
     def the_server_created_it_first(staged: object) -> str:
         (project / "e3.cfg").write_text("[new]\nmade = by the agent\n")
-        raise effects.Conflict("e3.cfg was created by someone else meanwhile; not overwritten")
+        raise effects.writes.Conflict("e3.cfg was created by someone else meanwhile; not overwritten")
 
     monkeypatch.setattr(effects.writes, "commit", the_server_created_it_first)
     (result,) = await task.apply()
@@ -286,7 +286,7 @@ async def test_a_conflict_whose_hunk_is_in_the_file_is_healed(
 
     def half_saved(staged: object) -> str:
         (project / "f.py").write_text("")  # the editor's save, truncated so far
-        raise effects.Conflict("changed since the change was planned")
+        raise effects.writes.Conflict("changed since the change was planned")
 
     await accept_all(task)
     with monkeypatch.context() as m:

@@ -39,7 +39,7 @@ from baton.core.hashing import content_hash
 from baton.core.limits import InvalidInput
 from baton.core.models import StepStatus
 from baton.effects import landings, shell_snapshots
-from baton.effects.apply import read_current
+from baton.effects.final_state import read_current
 from baton.workspace.workspace import Workspace
 
 from . import gates, hookio, sessions

@@ -34,7 +34,7 @@ from baton.core.models import (
 )
 from baton.core.patch import DiffDoesNotApply, DiffError
 from baton.core.paths import PathRefused
-from baton.effects.apply import EffectResult
+from baton.effects.recorder import EffectResult
 from baton.review.decisions import HunkNotFound, ReviewRefused, known_hunks
 from baton.store import (
     BlobMissing,

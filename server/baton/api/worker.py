@@ -45,7 +45,7 @@ from baton.core.changes import (
     build_change,
     decode_text,
 )
-from baton.core.hashing import digest
+from baton.core.hashing import content_hash, digest
 from baton.core.limits import MAX_FILE_BYTES, InvalidInput, lease_seconds
 from baton.core.models import (
     Change,
@@ -63,16 +63,12 @@ from baton.core.models import (
     TaskState,
 )
 from baton.core.patch import DiffError, FilePatch, apply_file_patch, parse_patch
-from baton.effects.apply import (
-    EffectResult,
-    applied_shifts,
-    content_hash,
-    expected_line,
-    hunk_body,
-)
+from baton.core.placement import applied_shifts, expected_line
+from baton.effects.recorder import EffectResult
 from baton.review.decisions import known_hunks
 from baton.store import LeaseHeld, NewOp, StaleEpoch, StoreError, TaskNotFound
 from baton.store.sqlite.store import Clock
+from baton.workspace.hunk_text import hunk_body
 from baton.workspace.superseded import superseded_hunks
 from baton.workspace.workspace import Workspace, store_config
 

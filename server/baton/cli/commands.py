@@ -36,8 +36,9 @@ from baton.core.models import (
     UnreadableOp,
     in_review_order,
 )
-from baton.effects.apply import EffectResult, apply_accepted, temp_leftovers
+from baton.effects.apply import apply_accepted, temp_leftovers
 from baton.effects.landings import Landed
+from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task
 from baton.exits import EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, report
 from baton.review.decisions import ReviewRefused, decide, find_hunk

@@ -15,8 +15,9 @@ from typing import Literal
 
 from baton.core.hunks import render_hunk
 from baton.core.models import HunkState, TaskState
-from baton.core.placement import Candidate, Placed, place
-from baton.effects.apply import expected_line, hunk_body, new_lines_of, read_current
+from baton.core.placement import Candidate, Placed, expected_line, place
+from baton.effects.final_state import read_current
+from baton.workspace.hunk_text import hunk_body, new_lines_of
 from baton.workspace.workspace import Workspace
 
 RED, GREEN, CYAN, BOLD, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"

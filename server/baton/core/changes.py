@@ -55,7 +55,7 @@ class Pending:
     hunk_id: str
     body: HunkBody
     line: int
-    """Where it should be in the file now (effects.expected_line)."""
+    """Where it should be in the file now (placement.expected_line)."""
 
 
 def build_change(

@@ -8,11 +8,12 @@ developer's edit moves the hunks with it or makes them stale.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from .hunks import Lines, Located, locate_tolerant, split_lines
-from .models import HunkBody, HunkState, HunkStatus
+from .models import HunkBody, HunkState, HunkStatus, TaskState
 
 
 class Shown(StrEnum):
@@ -100,3 +101,25 @@ def _place_one(lines: Lines, c: Candidate) -> Placed:
     if c.hunk.wants_write and (found := locate_tolerant(lines, after, *context, c.expected)):
         return at(Shown.IN_BUFFER, found, len(after))
     return at(Shown.STALE, None, 0)
+
+
+Shifts = dict[str, list[tuple[int, int]]]
+"""Per change: (base line, line-count delta) of each of its applied hunks."""
+
+
+def applied_shifts(hunks: Iterable[HunkState]) -> Shifts:
+    """Compute once per file what `expected_line` needs, instead of once per hunk. A change
+    is one file's, so the hunks of that file are all it takes."""
+    shifts: Shifts = {}
+    for h in hunks:
+        if h.in_file:
+            shifts.setdefault(h.change_id, []).append((h.base_line, h.new_count - h.old_count))
+    return shifts
+
+
+def expected_line(state: TaskState, hunk: HunkState, shifts: Shifts | None = None) -> int:
+    """Where the hunk should be now: its base line shifted by applied hunks above it."""
+    if shifts is None:
+        shifts = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(hunk.path))
+    shift = sum(d for line, d in shifts.get(hunk.change_id, ()) if line < hunk.base_line)
+    return max(hunk.base_line + shift, 0)

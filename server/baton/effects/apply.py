@@ -22,9 +22,6 @@ as copies (catchup.py, whose `apply_here` is what `apply` means in a checkout).
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,72 +38,14 @@ from baton.core.models import (
     TaskState,
     in_review_order,
 )
+from baton.core.placement import expected_line
 from baton.store import OpConflict
+from baton.workspace.hunk_text import hunk_body, new_lines_of
 from baton.workspace.workspace import Workspace
 
 from . import final_state as writes
-from .final_state import Conflict, write_final_state
-from .recorder import EffectResult, Outcome, Recorder, effect_op
-
-__all__ = ["Conflict", "EffectResult", "Outcome", "content_hash", "effect_op", "write_final_state"]
-
-
-def read_bytes(path: Path) -> bytes | None:
-    """The bytes of a file (a `paths.resolve` result), None if it does not exist.
-
-    Opened without following a symlink and without blocking: a symlink or a FIFO put in
-    the file's place after its path was checked is refused (PathRefused), never read."""
-    try:
-        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    try:
-        return paths.read_at(fd, path.name)
-    finally:
-        os.close(fd)
-
-
-def read_current(root: Path, path: str, *, sweep: bool = False) -> tuple[Path, bytes | None]:
-    """A workspace file's resolved path and bytes (None if missing): blocking, so the
-    async callers run it in a thread. `sweep` first removes temp files killed writers
-    left beside it."""
-    target = paths.resolve(root, path)
-    if sweep:
-        writes.sweep(root, target)
-    return target, paths.read_regular(root, target)
-
-
-async def hunk_body(ws: Workspace, hunk: HunkState) -> HunkBody:
-    return HunkBody.model_validate_json(await ws.store.get_blob(hunk.body))
-
-
-async def new_lines_of(ws: Workspace, hunk: HunkState, body: HunkBody) -> Lines:
-    """What the hunk puts in the file: the developer's edited version if there is one."""
-    if hunk.edited is None:
-        return tuple(body.new)
-    return tuple(json.loads(await ws.store.get_blob(hunk.edited)))
-
-
-Shifts = dict[str, list[tuple[int, int]]]
-"""Per change: (base line, line-count delta) of each of its applied hunks."""
-
-
-def applied_shifts(hunks: Iterable[HunkState]) -> Shifts:
-    """Compute once per file what `expected_line` needs, instead of once per hunk. A change
-    is one file's, so the hunks of that file are all it takes."""
-    shifts: Shifts = {}
-    for h in hunks:
-        if h.in_file:
-            shifts.setdefault(h.change_id, []).append((h.base_line, h.new_count - h.old_count))
-    return shifts
-
-
-def expected_line(state: TaskState, hunk: HunkState, shifts: Shifts | None = None) -> int:
-    """Where the hunk should be now: its base line shifted by applied hunks above it."""
-    if shifts is None:
-        shifts = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(hunk.path))
-    shift = sum(d for line, d in shifts.get(hunk.change_id, ()) if line < hunk.base_line)
-    return max(hunk.base_line + shift, 0)
+from .final_state import read_current
+from .recorder import EffectResult, Outcome, Recorder
 
 
 def undoing(hunk: HunkState) -> bool:
@@ -419,7 +358,7 @@ async def settle(
         return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), outcome, effect.outcome)
     record = _recorder(ws, task_id, effect.id, hunk, epoch)
     try:
-        target, data = await asyncio.to_thread(read_current, ws.root, effect.path, sweep=True)
+        target, data = await asyncio.to_thread(read_current, ws.root, effect.path, swept=True)
         current = content_hash(data)
     except paths.PathRefused as e:  # never redo a write through a symlink swapped in
         return await record.failed(_refused(effect.path, e))

@@ -23,11 +23,12 @@ from baton.core.models import (
     EffectState,
     HunkStatus,
 )
+from baton.core.placement import expected_line
 from baton.store import OpConflict
 from baton.workspace.file_writes import Write
+from baton.workspace.hunk_text import hunk_body, new_lines_of
 from baton.workspace.workspace import Workspace
 
-from . import apply as effects
 from . import final_state as writes
 from .recorder import EffectResult, Outcome, Recorder
 
@@ -110,10 +111,10 @@ async def _by_content(ws: Workspace, task_id: str, w: Write, data: bytes | None)
         lines = split_lines(data.decode("utf-8"))
     except UnicodeDecodeError:
         return "conflict"
-    body = await effects.hunk_body(ws, hunk)
-    old, new = tuple(body.old), await effects.new_lines_of(ws, hunk, body)
+    body = await hunk_body(ws, hunk)
+    old, new = tuple(body.old), await new_lines_of(ws, hunk, body)
     context = (tuple(body.before), tuple(body.after))
-    expected = effects.expected_line(state, hunk)
+    expected = expected_line(state, hunk)
     found = locate_tolerant(lines, old, *context, expected)
     if found is None:
         there = locate_tolerant(lines, new, *context, expected) is not None

@@ -346,3 +346,28 @@ def _unlocked(folder: int, name: str, remove: bool) -> list[str]:
         finally:
             os.close(fd)
     return found
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The bytes of a file (a `paths.resolve` result), None if it does not exist.
+
+    Opened without following a symlink and without blocking: a symlink or a FIFO put in
+    the file's place after its path was checked is refused (PathRefused), never read."""
+    try:
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        return paths.read_at(fd, path.name)
+    finally:
+        os.close(fd)
+
+
+def read_current(root: Path, path: str, *, swept: bool = False) -> tuple[Path, bytes | None]:
+    """A workspace file's resolved path and bytes (None if missing): blocking, so the
+    async callers run it in a thread. `swept`: first remove the temp files killed writers
+    left beside it."""
+    target = paths.resolve(root, path)
+    if swept:
+        sweep(root, target)
+    return target, paths.read_regular(root, target)

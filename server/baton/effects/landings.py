@@ -36,10 +36,12 @@ from baton.core.models import (
     OpKind,
     TaskState,
 )
+from baton.core.placement import expected_line
 from baton.store import NewOp, OpConflict
+from baton.workspace.hunk_text import hunk_body
 from baton.workspace.workspace import Workspace
 
-from .apply import expected_line, hunk_body, read_current
+from .final_state import read_current
 
 
 @dataclass(frozen=True, slots=True)

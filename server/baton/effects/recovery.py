@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.core.models import EffectState, TaskState
+from baton.effects.recorder import EffectResult
 from baton.workspace.workspace import Workspace
 
 from . import landings, shell_snapshots
-from .apply import EffectResult, dangling_here, settle, temp_leftovers
+from .apply import dangling_here, settle, temp_leftovers
 
 EffectSettler = Callable[[EffectState], Awaitable[EffectResult | None]]
 """How one planned write is settled: a file is judged by its disk content, unless the

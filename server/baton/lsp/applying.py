@@ -24,20 +24,20 @@ from collections.abc import Sequence
 from lsprotocol import types
 
 from baton.core import paths
+from baton.core.hashing import content_hash
 from baton.core.hunks import Lines
 from baton.core.models import EffectState, HunkState, HunkStatus
 from baton.core.placement import Placed, Shown
 from baton.effects.apply import (
-    EffectResult,
     apply_hunk,
-    content_hash,
     dangling_here,
     heal_conflicts,
     plan_apply,
-    read_current,
     record_intent,
     settle,
 )
+from baton.effects.final_state import read_current
+from baton.effects.recorder import EffectResult
 from baton.workspace.workspace import Workspace
 
 from . import presentation as views

@@ -36,7 +36,8 @@ from baton.core.models import (
     OpKind,
     TaskState,
 )
-from baton.effects.apply import EffectResult, apply_hunk, settle
+from baton.effects.apply import apply_hunk, settle
+from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task
 from baton.store import NewOp, OpConflict, StoreError
 from baton.store.config import config_path

@@ -21,8 +21,9 @@ from lsprotocol import types
 from baton.core import paths
 from baton.core.hunks import Lines, render_hunk, split_lines
 from baton.core.models import HunkState, HunkStatus, TaskState
-from baton.core.placement import Candidate, Placed, Shown, place
-from baton.effects.apply import applied_shifts, expected_line, new_lines_of, read_bytes
+from baton.core.placement import Candidate, Placed, Shown, applied_shifts, expected_line, place
+from baton.effects.final_state import read_bytes
+from baton.workspace.hunk_text import new_lines_of
 from baton.workspace.workspace import Workspace
 
 from . import protocol as p

@@ -29,11 +29,11 @@ from baton.core import paths
 from baton.core.hunks import Lines
 from baton.core.models import HunkBody, HunkState, TaskState
 from baton.core.placement import Placed
-from baton.effects.apply import hunk_body
 from baton.lsp.jsonrpc.server import StdioLanguageServer
 from baton.review.decisions import HunkNotFound, ReviewRefused, find_hunk
 from baton.store import StoreError
 from baton.store.config import config_path
+from baton.workspace.hunk_text import hunk_body
 from baton.workspace.workspace import Workspace, store_config
 
 from . import gc_tuning as collector
