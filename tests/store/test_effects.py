@@ -263,7 +263,9 @@ async def test_a_new_file_another_applier_created_first_counts_as_applied(
 
     def the_server_created_it_first(staged: object) -> str:
         (project / "e3.cfg").write_text("[new]\nmade = by the agent\n")
-        raise effects.writes.Conflict("e3.cfg was created by someone else meanwhile; not overwritten")
+        raise effects.writes.Conflict(
+            "e3.cfg was created by someone else meanwhile; not overwritten"
+        )
 
     monkeypatch.setattr(effects.writes, "commit", the_server_created_it_first)
     (result,) = await task.apply()

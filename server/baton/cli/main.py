@@ -31,9 +31,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "hookd":
         from baton.adapters.daemon.server import main as hookd
 
-        from . import commands
+        from . import agent_commands
 
-        return hookd(args.root, commands)
+        return hookd(args.root, agent_commands)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -1,0 +1,517 @@
+"""The developer's commands: what the agents did and what awaits review (`status`,
+`hunks`, `show`, `diff`, `log`, `resume`), the decisions (`accept`, `reject`, `keep`,
+`undo`), and the workspace's upkeep (`apply`, `recover`, `checkout`, `check`, `repair`,
+`migrate`, `finish`, `init`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from baton.api import calls, integrity
+from baton.api.calls import AppliedEffect
+from baton.checkout import catchup
+from baton.core import paths, transitions
+from baton.core.brief import render_markdown
+from baton.core.limits import InvalidInput
+from baton.core.models import (
+    Decision,
+    HunkState,
+    HunkStatus,
+    TaskFinished,
+    UnreadableOp,
+    in_review_order,
+)
+from baton.effects.apply import apply_accepted, temp_leftovers
+from baton.effects.landings import Landed
+from baton.effects.recorder import EffectResult
+from baton.effects.recovery import settle_task
+from baton.review.decisions import ReviewRefused, decide, find_hunk
+from baton.workspace.superseded import superseded_hunks
+from baton.workspace.workspace import Workspace, find_root
+
+from . import diffs as showing
+from .grammar import STATUS_WORDS
+from .reporting import CommandFailed, decode_input, emit, open_workspace, read_input, table
+
+
+async def cmd_status(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        rows = [(row.info, row.state, row.counts) for row in await calls.overview(ws)]
+        behind = {state.task_id for _, state, _ in rows if catchup.lagging(ws, state)}
+    damaged = [(info.task_id, len(state.unreadable)) for info, state, _ in rows if state.unreadable]
+    data = [
+        {
+            "task_id": info.task_id,
+            "title": info.title,
+            "status": info.status,
+            "epoch": info.epoch,
+            "worker": info.worker,
+            "lease_expires": info.lease_expires,
+            "ops": state.ops,
+            "hunks": {k.value: v for k, v in counts.items()},
+            "unreadable_ops": len(state.unreadable),
+        }
+        # Only when it is so: with one checkout the output is what it always was.
+        | ({"behind_here": True} if info.task_id in behind else {})
+        for info, state, counts in rows
+    ]
+
+    def human() -> str:
+        if not rows:
+            return "No tasks yet. An agent starts one with `baton agent begin --title …`."
+        notes = "".join(
+            f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
+        )
+        notes += "".join(
+            f"\ntask {t}: other checkouts wrote files this one lacks; `baton checkout {t}` "
+            "brings them here"
+            for t in sorted(behind)
+        )
+        return (
+            notes.lstrip("\n")
+            + "\n" * bool(notes)
+            + table(
+                [
+                    (
+                        info.task_id,
+                        info.title[:40],
+                        info.status,
+                        info.worker or "-",
+                        c[HunkStatus.PENDING],
+                        c[HunkStatus.ACCEPTED],
+                        c[HunkStatus.APPLIED],  # kept landed hunks among them
+                        c[HunkStatus.REJECTED] + c[HunkStatus.UNDONE],  # undos among them
+                    )
+                    for info, _, c in rows
+                ],
+                ("TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED"),
+            )
+        )
+
+    emit(args, data, human)
+
+
+def matches(h: HunkState, wanted: list[str]) -> bool:
+    words = {h.status.value, status_word(h)}
+    if h.conflict:
+        words.add("conflict")
+    if h.status == HunkStatus.PENDING:
+        words.add("review")
+    return bool(words & set(wanted))
+
+
+async def selected_hunks(ws: Workspace, args: argparse.Namespace) -> list[tuple[str, HunkState]]:
+    """The hunks a listing names: by task, file and status (`--all`: superseded too)."""
+    path = paths.normalize(args.file) if getattr(args, "file", None) else None
+    wanted = [w.strip() for w in (getattr(args, "status", None) or "").split(",") if w.strip()]
+    unknown = [w for w in wanted if w not in STATUS_WORDS]
+    if unknown:
+        raise InvalidInput(
+            f"invalid --status {','.join(unknown)}: one of {', '.join(STATUS_WORDS)}"
+        )
+    hunks = []
+    for task_id in [args.task] if args.task else await ws.task_ids():
+        state = await ws.state(task_id)
+        listed = list(state.hunks.values())
+        if args.all or "superseded" in wanted:
+            listed += await superseded_hunks(ws, state)
+        hunks += [
+            (task_id, h)
+            for h in in_review_order(listed)
+            if (path is None or h.path == path) and (not wanted or matches(h, wanted))
+        ]
+    return hunks
+
+
+async def cmd_hunks(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        hunks = await selected_hunks(ws, args)
+    # The JSON rows only when they are printed: a dict of every field for each of a long
+    # task's 5,053 hunks was 4.5 MB of the table's peak.
+    data = [{"task_id": t, **h.model_dump(mode="json")} for t, h in hunks] if args.json else []
+    emit(
+        args,
+        data,
+        lambda: table(
+            [
+                (h.id, t, f"{h.path}:{h.base_line + 1}", _status(h), h.summary[:60])
+                for t, h in hunks
+            ],
+            ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
+        ),
+    )
+
+
+async def cmd_log(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        if args.task is not None:
+            await ws.store.task(args.task)  # an unknown task is exit 3, as everywhere
+        ops = await ws.store.ops_after(args.after, args.task, last=args.limit or None)
+    emit(
+        args,
+        ops,
+        lambda: table(
+            [
+                (o.lsn, o.task_id, o.epoch, o.kind.value, _short(o.payload.model_dump_json()))
+                for o in ops
+            ],
+            ("LSN", "TASK", "EPOCH", "KIND", "PAYLOAD"),
+        ),
+    )
+
+
+def _status(hunk: HunkState) -> str:
+    return f"{status_word(hunk)} (conflict)" if hunk.conflict else status_word(hunk)
+
+
+async def cmd_show(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        found = [await find_hunk(ws, ref) for ref in args.hunks]
+        shown = await showing.placed_hunks(ws, found)
+    print_diffs(args, shown)
+
+
+async def cmd_diff(args: argparse.Namespace) -> None:
+    """`baton diff [TASK|FILE]`: what awaits review, as diffs (`--status` for others)."""
+    async with await open_workspace(args) as ws:
+        if args.what and args.what in await ws.task_ids():
+            args.task, args.file = args.what, None
+        else:
+            args.task, args.file = None, args.what
+        if not args.status and not args.all:
+            args.status = "review"
+        shown = await showing.placed_hunks(ws, await selected_hunks(ws, args))
+    print_diffs(args, shown)
+
+
+def print_diffs(args: argparse.Namespace, shown: list[showing.Shown]) -> None:
+    color = showing.use_color(args.color)
+    emit(
+        args,
+        [{"task_id": x.task_id, "line": x.placed.line, **x.placed.hunk.model_dump(mode="json")}
+         for x in shown],
+        lambda: "\n".join(showing.render(x, _status(x.placed.hunk), color) for x in shown)
+        or "no hunks",
+    )  # fmt: skip
+
+
+def _short(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+async def cmd_resume(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        brief = await calls.resume(ws, args.task)
+    emit(args, brief, lambda: render_markdown(brief).rstrip())
+
+
+DECISIONS = {
+    "accept": Decision.ACCEPTED,
+    "keep": Decision.ACCEPTED,
+    "reject": Decision.REJECTED,
+    "undo": Decision.REJECTED,
+    "reopen": Decision.REOPENED,
+}
+
+
+def status_word(h: HunkState) -> str:
+    return transitions.status_word(h.status, h.landed)
+
+
+async def cmd_decide(args: argparse.Namespace) -> None:
+    decision = DECISIONS[args.command]
+    edited = None
+    if getattr(args, "edited", None):
+        if len(args.hunks) != 1:
+            raise ReviewRefused("--edited applies to one hunk at a time")
+        text = decode_input(read_input(args.edited, "--edited"), "--edited")
+        edited = text.splitlines(keepends=True)
+    conflicts: list[str] = []
+    async with await open_workspace(args) as ws:
+        results = []
+        for ref in args.hunks:
+            task_id, hunk = await find_hunk(ws, ref)
+            results.append(
+                await decide(
+                    ws,
+                    task_id,
+                    hunk.id,
+                    decision,
+                    comment=getattr(args, "comment", "") or "",
+                    edited=edited,
+                    reviewer=args.reviewer,
+                )
+            )
+        if args.command == "undo":  # the file follows at once; `reject` waits for `apply`
+            written = []
+            for ref in args.hunks:
+                task_id, hunk = await find_hunk(ws, ref)
+                written += await apply_accepted(ws, task_id, [hunk.id])
+                results = [
+                    (await ws.state(task_id)).hunks[h.id] if h.id == hunk.id else h for h in results
+                ]
+            conflicts = [e.detail for e in written if e.outcome == "conflict"]
+    emit(args, results, lambda: "\n".join(f"{h.id} {status_word(h)}" for h in results))
+    if conflicts:  # recorded, not written: the developer's newer edit is in those lines
+        raise CommandFailed("; ".join(conflicts))
+
+
+async def cmd_finish(args: argparse.Namespace) -> None:
+    """The developer closes a task (an agent product's sessions never say they are done):
+    its next session starts a new one. Whoever holds it is fenced off from then on."""
+    async with await open_workspace(args) as ws:
+        info = await ws.store.task(args.task)
+        outcome = "abandoned" if args.abandoned else "done"
+        payload = TaskFinished(summary=args.summary, outcome=outcome)
+        await ws.store.finish(args.task, info.epoch, payload)
+    emit(args, {"task_id": args.task, "status": outcome}, lambda: f"{args.task} {outcome}")
+
+
+async def cmd_init(args: argparse.Namespace) -> None:
+    from baton.adapters.install import Changed, init
+
+    root = Path(args.workspace).resolve() if args.workspace else Path.cwd()
+    async with await Workspace.open(root):
+        pass  # .baton/ made now: the hooks find it whatever folder Claude Code starts in
+    from baton.adapters import gates
+
+    if args.gate or args.remove:  # checked (and saved) before anything else changes
+        gates.save(root, [] if args.remove else [*gates.load(root), *args.gate])
+    changed = init(root, remove=args.remove)
+    if args.gate:
+        changed.append(Changed(root / ".baton" / gates.FILE, "gated: " + ", ".join(args.gate)))
+    emit(
+        args,
+        [{"path": str(c.path), "change": c.what} for c in changed],
+        lambda: "\n".join(f"{c.path}: {c.what}" for c in changed) or "nothing to change",
+    )
+
+
+async def cmd_apply(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        results: list[EffectResult] = []
+        for task_id in [args.task] if args.task else await ws.task_ids():
+            results += await catchup.apply_here(ws, task_id)
+            temp_leftovers(ws, await ws.state(task_id), remove=True)
+    report_effects(args, results)
+
+
+async def cmd_checkout(args: argparse.Namespace) -> None:
+    if args.into:
+        Path(args.into).mkdir(parents=True, exist_ok=True)
+        args.workspace = args.into  # the checkout itself is the root, not a folder above
+    async with await open_workspace(args) as ws:
+        report = await catchup.checkout(ws, args.task)
+    emit(
+        args,
+        report.model_dump(mode="json") | {"complete": report.complete},
+        lambda: _checked_out(report),
+    )
+    if not report.complete:
+        raise CommandFailed(
+            f"checkout {report.checkout} is not task {report.task_id}'s exact state (see above)"
+        )
+
+
+def _checked_out(report: catchup.CheckoutReport) -> str:
+    lines = [
+        f"{s.outcome:9} {s.path}"
+        + (f" ({', '.join(s.hunk_ids)})" if s.hunk_ids else "")
+        + (f": {s.detail}" if s.detail else "")
+        for s in report.steps
+    ]
+    shown = {s.path for s in report.steps if s.outcome == "conflict"}
+    lines += [
+        f"{'conflict':9} {path}: {why} (on record)"
+        for path, why in report.in_conflict.items()
+        if path not in shown
+    ]
+    lines += [
+        f"not rebuilt {p}: it differed from the base commit when the task began, and the "
+        "task never wrote nor read it"
+        for p in report.unreproduced
+    ]
+    if report.unreproduced_more:
+        lines.append(f"not rebuilt: {report.unreproduced_more} more such paths")
+    copied = sum(1 for s in report.steps if s.outcome != "conflict")
+    base = f"commit {report.base_commit[:12]}" if report.base_commit else "its files"
+    verdict = "is at" if report.complete else "is not yet at"
+    lines.append(
+        f"checkout {report.checkout} ({report.label}) {verdict} task {report.task_id}'s "
+        f"state: {base} and every write, {copied} step(s) done now"
+    )
+    return "\n".join(lines)
+
+
+async def cmd_recover(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        results: list[EffectResult] = []
+        landed: list[Landed] = []
+        removed: list[Path] = []
+        for task_id in await ws.task_ids():
+            settled = await settle_task(ws, task_id)
+            landed += settled.landings
+            results += settled.effects
+            removed += settled.removed
+            if settled.unreviewable:
+                names = ", ".join(settled.unreviewable[:20])
+                print(f"baton: task {task_id}: changed, not reviewable: {names}", file=sys.stderr)
+    for path in removed:
+        print(
+            f"baton: removed {path.relative_to(ws.root)}, left by a writer that was killed",
+            file=sys.stderr,
+        )
+    report_effects(args, results, landed)
+
+
+LANDED_WORDS = {
+    "landed": "an interrupted agent write, now awaiting review",
+    "unknown": "an interrupted agent write (the file matches neither side), awaiting review",
+    "unchanged": "an interrupted agent write that never reached the file",
+}
+
+
+def report_effects(
+    args: argparse.Namespace, results: list[EffectResult], landed: Sequence[Landed] = ()
+) -> None:
+    """Each write settled, one line (or one JSON object) each: the effects, and the agent
+    tool writes recovery settled (a write-ahead record as well, settled by the file)."""
+    shown = [
+        *(
+            AppliedEffect(
+                effect_id=x.landing_id,
+                path=x.path,
+                hunk_ids=list(x.hunk_ids),
+                outcome=x.outcome,
+                detail=LANDED_WORDS[x.outcome],
+            )
+            for x in landed
+        ),
+        *(AppliedEffect.of(r) for r in results),
+    ]
+    emit(
+        args,
+        shown,
+        lambda: (
+            "\n".join(
+                f"{r.outcome:9} {r.path} ({', '.join(r.hunk_ids)})"
+                + (f": {r.detail}" if r.detail else "")
+                for r in shown
+            )
+            or "Nothing to do."
+        ),
+    )
+    if any(r.outcome == "conflict" for r in results):
+        raise CommandFailed("some hunks could not be applied: their code changed (see above)")
+
+
+async def cmd_check(args: argparse.Namespace) -> None:
+    async with await open_workspace(args) as ws:
+        report = await integrity.check(ws)
+    emit(
+        args,
+        report,
+        lambda: (
+            "\n".join(report.problems)
+            if report.problems
+            else f"ok: {len(report.tasks)} task(s) consistent"
+        ),
+    )
+    if report.problems:
+        raise CommandFailed(f"{len(report.problems)} problem(s) found")
+
+
+async def _unreadable(ws: Workspace) -> dict[int, tuple[str, UnreadableOp]]:
+    """Every task's unreadable ops, from a cold rebuild: a repair moves ops below the
+    LSN a cached state has reached, which only a rebuild sees."""
+    found: dict[int, tuple[str, UnreadableOp]] = {}
+    for task_id in await ws.task_ids():
+        state, _ = await ws.recover(task_id)
+        found.update((u.lsn, (task_id, u)) for u in state.unreadable)
+    return found
+
+
+async def cmd_repair(args: argparse.Namespace) -> None:
+    """List the ops no reader can fold, set them aside, or put them back (docs/recovery.md).
+
+    Only an op that is unreadable now can be set aside: this is a way out of a damaged
+    log, not a way to edit history."""
+    async with await open_workspace(args) as ws:
+        unreadable = await _unreadable(ws)
+        for lsn in args.set_aside:
+            if lsn not in unreadable:
+                raise InvalidInput(f"op {lsn} is not an unreadable op; only those are set aside")
+            await ws.store.set_aside(lsn, unreadable[lsn][1].error)
+        for lsn in args.put_back:
+            await ws.store.put_back(lsn)
+        if args.set_aside or args.put_back:
+            unreadable = await _unreadable(ws)
+        aside = await ws.store.set_aside_ops()
+    data = {
+        "unreadable": [{"task_id": t, **u.model_dump()} for t, u in unreadable.values()],
+        "set_aside": [
+            {
+                "lsn": a.lsn,
+                "op_id": a.op_id,
+                "task_id": a.task_id,
+                "kind": a.kind,
+                "reason": a.reason,
+            }
+            for a in aside
+        ],
+    }
+
+    def human() -> str:
+        lines = [u.describe(t) for t, u in unreadable.values()]
+        lines += [
+            f"task {a.task_id}: op {a.lsn} ({a.kind}) is set aside: {a.reason} "
+            f"(`baton repair --put-back {a.lsn}` returns it)"
+            for a in aside
+        ]
+        if unreadable:
+            lines.append("Set them aside with `baton repair --set-aside LSN …`.")
+        return "\n".join(lines) or "Nothing to repair: every op can be read."
+
+    emit(args, data, human)
+
+
+async def cmd_migrate(args: argparse.Namespace) -> None:
+    from baton.team.migrate import migrate, progress_on_tty
+
+    root = Path(args.workspace) if args.workspace else find_root(Path.cwd())
+    if args.batch < 1:
+        raise InvalidInput("--batch must be at least 1")
+    report = await migrate(
+        root,
+        url=args.to,
+        workspace=args.workspace_id,
+        write_config=args.write_config,
+        batch=args.batch,
+        progress=progress_on_tty(),
+    )
+
+    def human() -> str:
+        counts = (
+            f"{report.ops} op(s), {report.tasks} task(s), {report.checkpoints} "
+            f"checkpoint(s), {report.blobs} blob(s), {report.set_aside} set-aside op(s)"
+        )
+        where = f"workspace {report.workspace!r} in {report.database}"
+        lines = [
+            f"already migrated to {where}: {counts}; nothing written"
+            if report.already
+            else f"migrated {counts} to {where}; new ops continue after lsn {report.last_lsn}"
+        ]
+        if report.config_written:
+            lines.append(
+                f"wrote {report.config_written}: this folder's faces use PostgreSQL from their "
+                "next start (restart its language server and workers)"
+            )
+        lines.append(
+            f"the SQLite file stays at {report.source}: remove it yourself once nothing uses it"
+        )
+        return "\n".join(lines)
+
+    emit(args, report, human)
