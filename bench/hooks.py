@@ -289,7 +289,7 @@ def session(
             out.wall_ns = t1 - t0
             out.mcp_tools = sum(1 for n in main[0][0].tool_names if n.startswith("mcp__"))
     finally:
-        # A hook daemon leaves once its socket is gone (hookd.py): remove it, then the copy.
+        # A hook daemon leaves once its socket is gone: remove it, then the copy.
         for sock in root.rglob("hooks.sock"):
             sock.unlink(missing_ok=True)
         shutil.rmtree(folder, ignore_errors=True)

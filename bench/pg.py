@@ -83,7 +83,7 @@ SYSTEMS = ("floor", "baton", "baton (ws each)", "baton (listened)", "langgraph")
 database's commit is shared (what one workspace's lsn lock costs is the difference).
 `baton (listened)`: as `baton`, in a workspace an editor on another host follows (its
 change feed registered, woken by every notification and reading `data_version` then), so
-the appends notify (pg_feed.py); in `baton` nobody listens, as with LangGraph, which has
+the appends notify (store/postgres/feed.py); in `baton` nobody listens, as with LangGraph, which has
 no change feed."""
 LISTENED = f"{WORKSPACE}-listened"
 TABLES: dict[str, tuple[str, ...]] = {

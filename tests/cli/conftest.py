@@ -1,5 +1,5 @@
-"""`baton agent` commands start their workspace's daemon (adapters/cliclient.py): each
-test's daemons are sent away at its end, by removing their sockets (hookd.py leaves when
+"""`baton agent` commands start their workspace's daemon (adapters/daemon/agent_client.py): each
+test's daemons are sent away at its end, by removing their sockets (a daemon leaves when
 its socket is gone), so that a run of these tests leaves no process behind."""
 
 from __future__ import annotations

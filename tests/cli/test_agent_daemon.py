@@ -1,5 +1,5 @@
 """`baton agent …` through the workspace's daemon says and records exactly what it says and
-records run whole in its own process (adapters/cliclient.py), and runs in its own process
+records run whole in its own process (adapters/daemon/agent_client.py), and runs in its own process
 whenever the daemon could act differently.
 
 Real processes throughout: the `baton` client, the daemon it starts, and a twin

@@ -44,7 +44,7 @@ pre-state would pass that check if it were made through a symlink to the outside
 OLD_TIME = 1_000_000_000  # 2001: any write to an outside file shows in its mtime
 STORE_FILES = {"baton.db", "baton.db-wal", "baton.db-shm", "baton.db-journal", ".gitignore"}
 STORE_FILES |= {"hooks.lock", "hooks.sock"}  # the daemon `baton agent` commands start
-STORE_FILES |= {"checkout"}  # this copy of the files' identity (baton/checkouts.py)
+STORE_FILES |= {"checkout"}  # this copy of the files' identity (its checkout id)
 
 Run = subprocess.CompletedProcess[bytes]
 

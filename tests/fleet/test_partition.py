@@ -1,5 +1,5 @@
 """A worker cut off from the database (its host's link down) in the middle of its
-appends: it notices in bounded time (the dead-peer bound of pg_connect.py), the server
+appends: it notices in bounded time (the dead-peer bound of store/postgres/connect.py), the server
 ends its open transaction, a worker on another host takes over once the lease expired,
 and when the link is mended every write of the cut-off worker is refused. What it was told
 committed is in the log once; what it was sending when cut is there once or not at all."""

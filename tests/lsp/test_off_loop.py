@@ -1,6 +1,6 @@
 """The language server's loop keeps answering while an effect's disk work runs: the write
 (temp file, fsyncs, swap) and the reads of plan and settle are in a worker thread
-(effects.py), so a slow disk delays that one apply, not every message behind it."""
+(effects/apply.py), so a slow disk delays that one apply, not every message behind it."""
 
 from __future__ import annotations
 

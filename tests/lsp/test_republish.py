@@ -1,5 +1,5 @@
 """What another process's commit costs the editor: only the files its ops touched are
-re-published (lsp/index.py), whichever task it belongs to and however many files and
+re-published (lsp/task_index.py), whichever task it belongs to and however many files and
 tasks the workspace has — observable on the wire as the publishes that arrive before the
 `baton/didChangeState` of that commit. And the index's rule for which files an op
 touches, on real folded states."""

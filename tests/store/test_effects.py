@@ -239,9 +239,9 @@ async def test_a_save_racing_the_write_with_the_same_hunk_counts_as_applied(
 
     def editor_saves_first(staged: object) -> str:
         (project / "f.py").write_text(saved)
-        raise effects.writes.Conflict("changed since the change was planned")
+        raise effects.final_state.Conflict("changed since the change was planned")
 
-    monkeypatch.setattr(effects.writes, "commit", editor_saves_first)
+    monkeypatch.setattr(effects.final_state, "commit", editor_saves_first)
     (result,) = await task.apply()
     assert result.outcome == "already"
     assert (project / "f.py").read_text() == saved
@@ -263,11 +263,11 @@ async def test_a_new_file_another_applier_created_first_counts_as_applied(
 
     def the_server_created_it_first(staged: object) -> str:
         (project / "e3.cfg").write_text("[new]\nmade = by the agent\n")
-        raise effects.writes.Conflict(
+        raise effects.final_state.Conflict(
             "e3.cfg was created by someone else meanwhile; not overwritten"
         )
 
-    monkeypatch.setattr(effects.writes, "commit", the_server_created_it_first)
+    monkeypatch.setattr(effects.final_state, "commit", the_server_created_it_first)
     (result,) = await task.apply()
     assert result.outcome == "already"
     assert (await task.state()).hunks[hid].status == HunkStatus.APPLIED
@@ -288,11 +288,11 @@ async def test_a_conflict_whose_hunk_is_in_the_file_is_healed(
 
     def half_saved(staged: object) -> str:
         (project / "f.py").write_text("")  # the editor's save, truncated so far
-        raise effects.writes.Conflict("changed since the change was planned")
+        raise effects.final_state.Conflict("changed since the change was planned")
 
     await accept_all(task)
     with monkeypatch.context() as m:
-        m.setattr(effects.writes, "commit", half_saved)
+        m.setattr(effects.final_state, "commit", half_saved)
         (result,) = await task.apply()
     assert result.outcome == "conflict"
     (project / "f.py").write_text(target)  # the editor's save, finished

@@ -1,4 +1,4 @@
-"""The collector's settings over `baton serve`'s start (baton/lsp/collector.py): young
+"""The collector's settings over `baton serve`'s start (baton/lsp/gc_tuning.py): young
 collections only while importing, off and frozen while starting, the process's own
 thresholds back afterwards. Run in this process, its collector put back as it was."""
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL store's blob rows (pg_blobs.py): what is stored reads back as the
+"""The PostgreSQL store's blob rows (store/postgres/blobs.py): what is stored reads back as the
 same bytes, and what is not the blob its key names reads as nothing."""
 
 from __future__ import annotations

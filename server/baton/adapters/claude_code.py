@@ -10,7 +10,7 @@ tests/agents/fixtures/):
   the developer's feedback. Review comments not yet told come back as additional context.
 * PreToolUse Edit / Write / NotebookEdit: a landing is announced with the file as it is
   and, for Edit and Write, the file the tool will make (landings.py); Bash: a snapshot of
-  the workspace (snapshots.py).
+  the workspace (effects/shell_snapshots.py).
 * PostToolUse (and PostToolUseFailure) of those: the landing is settled from the file; for
   Bash, every file that changed between the snapshot and now lands. Read: a file read,
   with its hash, so the brief can say "changed since read". TaskCreate / TaskUpdate:

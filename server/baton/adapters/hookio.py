@@ -74,7 +74,7 @@ async def _answer_in(root: Path, raw: bytes, handler: Handler) -> str:
 
 async def answer(ws: Workspace, raw: bytes, handler: Handler) -> str:
     """One event against an open workspace, in a hook's process or in the daemon
-    (hookd.py): the same code either way. Never raises."""
+    (adapters/daemon/server.py): the same code either way. Never raises."""
     event: dict[str, Any] = {}
     try:
         event = read_event(raw)

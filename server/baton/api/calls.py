@@ -1,6 +1,6 @@
 """The agent API's calls, written once for every face that offers them.
 
-A face — `baton agent …` (cli.py), `baton mcp` (mcp_server/), the hook entry points —
+A face — `baton agent …` (cli/), `baton mcp` (mcp_server/), the hook entry points —
 turns its own input (argv, a tool call, a product's hook event) into one of the argument
 models here, runs the one implementation of that call, and shows the result its own way.
 So a default, a bound or a rule such as "exactly one of content, diff, delete" is written

@@ -1,7 +1,7 @@
 """Bringing a checkout to a task's exact state: its base, then every write the task made
 in other checkouts, once each (`baton checkout TASK`; first in every `apply` and claim).
 
-The task's history of each file is a chain of whole images in log order (file_history.py).
+The task's history of each file is a chain of whole images in log order (workspace/file_writes.py).
 A checkout catches up by walking each file's chain from after its own last write of it:
 each write made elsewhere becomes a `copy` effect of this checkout (copies.py), which
 swaps in the write's post-image over its pre-image, applies an accepted proposal's hunk by

@@ -180,7 +180,7 @@ def daemon_args(
     ws: Workspace, argv: list[str], cwd: str, worker_id: str
 ) -> argparse.Namespace | None:
     """`argv` parsed for run_in_daemon, or None when the daemon must leave it to the
-    caller's own process (adapters/cliclient.py says when): anything argparse would answer
+    caller's own process (adapters/daemon/agent_client.py says when): anything argparse would answer
     itself, an action the daemon does not run, or another workspace than the daemon's."""
     from baton.adapters.daemon.agent_client import ROUTED
 
@@ -203,7 +203,7 @@ def daemon_args(
 
 
 async def run_in_daemon(ws: Workspace, args: argparse.Namespace) -> tuple[int, str, str]:
-    """run() of an agent command on the daemon's open workspace (hookd.py): its exit
+    """run() of an agent command on the hook daemon's open workspace: its exit
     code and what it printed on stdout and stderr, which the caller's process writes."""
     out, err = io.StringIO(), io.StringIO()
     root = logging.getLogger()

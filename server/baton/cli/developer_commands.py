@@ -32,7 +32,7 @@ from baton.review.decisions import ReviewRefused, decide, find_hunk
 from baton.workspace.superseded import superseded_hunks
 from baton.workspace.workspace import Workspace, find_root
 
-from . import diffs as showing
+from . import diffs
 from .grammar import STATUS_WORDS
 from .reporting import CommandFailed, decode_input, emit, open_workspace, read_input, table
 
@@ -170,7 +170,7 @@ def _status(hunk: HunkState) -> str:
 async def cmd_show(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         found = [await find_hunk(ws, ref) for ref in args.hunks]
-        shown = await showing.placed_hunks(ws, found)
+        shown = await diffs.placed_hunks(ws, found)
     print_diffs(args, shown)
 
 
@@ -183,17 +183,17 @@ async def cmd_diff(args: argparse.Namespace) -> None:
             args.task, args.file = None, args.what
         if not args.status and not args.all:
             args.status = "review"
-        shown = await showing.placed_hunks(ws, await selected_hunks(ws, args))
+        shown = await diffs.placed_hunks(ws, await selected_hunks(ws, args))
     print_diffs(args, shown)
 
 
-def print_diffs(args: argparse.Namespace, shown: list[showing.Shown]) -> None:
-    color = showing.use_color(args.color)
+def print_diffs(args: argparse.Namespace, shown: list[diffs.Shown]) -> None:
+    color = diffs.use_color(args.color)
     emit(
         args,
         [{"task_id": x.task_id, "line": x.placed.line, **x.placed.hunk.model_dump(mode="json")}
          for x in shown],
-        lambda: "\n".join(showing.render(x, _status(x.placed.hunk), color) for x in shown)
+        lambda: "\n".join(diffs.render(x, _status(x.placed.hunk), color) for x in shown)
         or "no hunks",
     )  # fmt: skip
 

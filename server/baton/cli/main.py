@@ -12,7 +12,7 @@ from baton.exits import EXIT_USAGE
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    """Run a parsed command: the servers and the daemon here, the rest in cli.py."""
+    """Run a parsed command: the servers and the daemon here, the rest in cli/."""
     if args.command == "serve":
         return serve(args.log_level)
     if args.command == "mcp":
@@ -45,13 +45,13 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def serve(level: str) -> int:
     """Logs go to stderr: stdout is the JSON-RPC channel. The collector collects only
-    its youngest generation while the server is imported (lsp/collector.py says why)."""
+    its youngest generation while the server is imported (lsp/gc_tuning.py says why)."""
     import logging
     import os
 
-    from baton.lsp import gc_tuning as collector
+    from baton.lsp import gc_tuning
 
-    collector.for_imports()
+    gc_tuning.for_imports()
     from baton.lsp.server import build_server
 
     logging.basicConfig(

@@ -15,7 +15,7 @@ longer one only delays the takeover that the lease is for."""
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """The largest file a change may propose or an edited hunk may hold (changes.py, the
-language server's arguments, review.py)."""
+language server's arguments, review/decisions.py)."""
 
 SQLITE_INT_MAX = 2**63 - 1
 """The largest INTEGER SQLite stores; larger ones overflow in the driver, not in SQL."""

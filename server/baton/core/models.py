@@ -237,7 +237,7 @@ class ChangeLanding(Model):
     expected_hash: Hash | None = None
     expects_deletion: bool = False
     checkout: str | None = None
-    """The copy of the files the tool wrote in (checkouts.py); None: a log written before
+    """The copy of the files the tool wrote in (its checkout id); None: a log written before
     checkouts were told apart, the workspace's original checkout."""
 
 
@@ -289,7 +289,7 @@ class EffectIntent(Model):
     owner: str | None = None
     """Who planned it, when only one of several processes may carry it out (notify)."""
     checkout: str | None = None
-    """The copy of the files it writes (checkouts.py); None: a log written before
+    """The copy of the files it writes (workspace/checkout_identity.py); None: a log written before
     checkouts were told apart, the workspace's original checkout."""
     pre_blob: Hash | None = None
     """Blob of the file before, so that a fresh checkout can rebuild the file's state at
@@ -590,7 +590,7 @@ class TaskState(Model):
     replaced it before anyone decided, so nothing will ever be asked of it or written for
     it, and keeping it would make every load of a long task's state grow with every
     proposal ever made (measured: 70k proposals left 35 MB of superseded hunks in each
-    checkpoint). `baton hunks --all` reads them back from the log (history.py)."""
+    checkpoint). `baton hunks --all` reads them back from the log (workspace/superseded.py)."""
     superseded: int = 0
     """How many times a pending hunk was replaced before review (a hunk proposed again
     later comes back as pending; its earlier replacement still counts)."""

@@ -3,7 +3,8 @@
 Every write is recorded `effect.intent` (with the file's hash before and after) before it
 happens and `effect.done` / `effect.failed` after. The write itself is *set final state*
 through a temp file and an atomic swap, refused unless the file is still exactly in its
-pre-state at the instant of the swap (writes.py). That one rule decides every recovery case:
+pre-state at the instant of the swap (the final-state write). That one rule decides every
+recovery case:
 
 * file in the post-state → the write happened, record done;
 * file in the pre-state  → the write never reached the disk, redo it;
@@ -13,7 +14,7 @@ So accepted work is never lost, never applied twice, and a developer's own later
 never clobbered. Effect ids derive from the hunk id and the number of earlier failed
 attempts, so the agent, `baton apply` and the language server record the same effect once.
 
-Each effect names the checkout whose files it writes (checkouts.py), and only that
+Each effect names the checkout whose files it writes (workspace/checkout_identity.py), and only that
 checkout judges it by its files: another copy of the files says nothing about whether
 this one's write reached the disk. The task's writes made in one checkout reach the others
 as copies (catchup.py, whose `apply_here` is what `apply` means in a checkout).
@@ -43,7 +44,7 @@ from baton.store import OpConflict
 from baton.workspace.hunk_text import hunk_body, new_lines_of
 from baton.workspace.workspace import Workspace
 
-from . import final_state as writes
+from . import final_state
 from .final_state import read_current
 from .recorder import EffectResult, Outcome, Recorder
 
@@ -264,7 +265,7 @@ async def apply_hunk(
     record = plan.recorder(ws)
     try:
         outcome = await record.swap(plan.target, plan.pre_hash, plan.post, plan.post_hash)
-    except writes.Conflict as e:
+    except final_state.Conflict as e:
         return await _conflict_or_done(record, plan.hunk, str(e))
     except paths.PathRefused as e:  # a symlink swapped in between the look and the write
         return await record.failed(_refused(plan.hunk.path, e))
@@ -368,7 +369,7 @@ async def settle(
         post = await ws.store.get_blob(effect.post_blob) if effect.post_blob else None
         try:
             await record.swap(target, effect.pre_hash, post, effect.post_hash)
-        except writes.Conflict as e:  # changed between our look and the write
+        except final_state.Conflict as e:  # changed between our look and the write
             return await _conflict_or_done(record, hunk, str(e))
         except paths.PathRefused as e:
             return await record.failed(_refused(effect.path, e))
@@ -438,7 +439,11 @@ def temp_leftovers(ws: Workspace, state: TaskState, *, remove: bool = False) -> 
     for path in sorted({e.path for e in state.effects.values() if e.kind in ("apply", "copy")}):
         try:
             target = paths.resolve(ws.root, path)
-            found += writes.sweep(ws.root, target) if remove else writes.leftovers(ws.root, target)
+            found += (
+                final_state.sweep(ws.root, target)
+                if remove
+                else final_state.leftovers(ws.root, target)
+            )
         except (paths.PathRefused, OSError):
             continue  # a folder gone or swapped for a symlink: nothing of ours to find there
     return found

@@ -1,7 +1,7 @@
 """One write repeated in this checkout: a `copy` effect, write-ahead like an apply.
 
 The intent is recorded before the file changes, the write is the guarded set-final-state
-swap (writes.py), then done or failed, once (keys.copy_effect). Judged by the file here,
+swap, then done or failed, once (keys.copy_effect). Judged by the file here,
 against the images of the write it copies (file_history.Write): its pre-image → swap in its
 post-image; its post-image → done, nothing written; an accepted proposal's apply on a file
 that is neither → that hunk applied here by content; anything else → a conflict, the file
@@ -29,13 +29,13 @@ from baton.workspace.file_writes import Write
 from baton.workspace.hunk_text import hunk_body, new_lines_of
 from baton.workspace.workspace import Workspace
 
-from . import final_state as writes
+from . import final_state
 from .recorder import EffectResult, Outcome, Recorder
 
 
 def read_here(root: Path, path: str) -> tuple[Path, bytes | None]:
     target = paths.resolve(root, path)
-    writes.sweep(root, target)
+    final_state.sweep(root, target)
     return target, paths.read_regular(root, target)
 
 
@@ -142,7 +142,7 @@ async def _write(
 ) -> EffectResult:
     try:
         outcome = await record.swap(target, pre_hash, post, post_hash)
-    except writes.Conflict as e:
+    except final_state.Conflict as e:
         return await record.failed(str(e))
     except paths.PathRefused as e:
         return await record.failed(f"{record.path} not written: {e}")

@@ -1,6 +1,6 @@
 """Setting a file to its final state on disk without ever writing over someone's edit.
 
-effects.py decides from hashes *whether* a write may happen: only over the exact pre-state.
+effects/apply.py decides from hashes *whether* a write may happen: only over the exact pre-state.
 This module makes that decision still hold at the instant the file changes, as far as the
 OS allows, because nobody can be locked out of a file: the developer's editor, a zombie
 worker woken from SIGSTOP, a second applier.

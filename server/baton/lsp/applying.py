@@ -1,5 +1,5 @@
 """Accepted hunks into files, from the editor: the write-ahead effect protocol
-(effects.py) carried out through the editor's buffers where it has them open.
+(effects/apply.py) carried out through the editor's buffers where it has them open.
 
 Accept records the decision (a committed, synchronous=FULL transaction) *before* anything
 touches the buffer. Then, for a file open in the editor, the server records the effect's
@@ -40,7 +40,7 @@ from baton.effects.final_state import read_current
 from baton.effects.recorder import EffectResult
 from baton.workspace.workspace import Workspace
 
-from . import presentation as views
+from . import presentation
 from .state import BatonServer, FileRef, FileView
 
 HELD = "held"
@@ -57,7 +57,7 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
         result = await apply_hunk(ws, task_id, hunk.id)
         return result.outcome
     # The file is open: the editor makes the write, never the disk behind its back.
-    view = await views.place_file(ls, FileRef(ws, hunk.path, uri))
+    view = await presentation.place_file(ls, FileRef(ws, hunk.path, uri))
     here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
     if here is None or here.shown not in (Shown.ACCEPTED, Shown.IN_BUFFER):
         if not hunk.wants_write:
@@ -83,7 +83,7 @@ async def hold(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, ur
     if not hunk.wants_write:
         return "already"
     if uri in ls.workspace.text_documents:
-        view = await views.place_file(ls, FileRef(ws, hunk.path, uri))
+        view = await presentation.place_file(ls, FileRef(ws, hunk.path, uri))
         here = next((x for x in view.placed if x.hunk.id == hunk.id), None)
         if here is not None and here.shown == Shown.IN_BUFFER:
             async with ls.settling:
@@ -119,7 +119,7 @@ async def took_edits(ls: BatonServer, uri: str) -> None:
     async with ls.settling:
         moved = await note_buffered(ls, uri)
     if moved:
-        await views.changed(ls, [uri], "review")
+        await presentation.changed(ls, [uri], "review")
 
 
 async def note_buffered(ls: BatonServer, uri: str) -> bool:
@@ -129,7 +129,7 @@ async def note_buffered(ls: BatonServer, uri: str) -> bool:
     ref = ls.file_for_uri(uri)
     if ref is None or uri not in ls.workspace.text_documents:
         return False
-    view = await views.view(ls, uri)
+    view = await presentation.view(ls, uri)
     moved = False
     for here in view.placed if view else []:
         if here.shown != Shown.IN_BUFFER or here.hunk.effect_id in ls.buffered:
@@ -145,7 +145,7 @@ def hunk_edit(ls: BatonServer, lines: Lines, here: Placed) -> types.TextEdit:
     if here.eol and not new_text.endswith("\n"):
         new_text += here.eol  # keep the final newline the editor added since
     return types.TextEdit(
-        range=views.edit_range(ls, lines, here.line, here.count), new_text=new_text
+        range=presentation.edit_range(ls, lines, here.line, here.count), new_text=new_text
     )
 
 
@@ -232,7 +232,7 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
                     settled = True
             settled = bool(await heal_conflicts(ref.ws, task_id, ref.path)) or settled
     if settled or uri in ls.views:
-        await views.changed(ls, [uri], "review")
+        await presentation.changed(ls, [uri], "review")
 
 
 async def settle_if_written(ws: Workspace, task_id: str, effect: EffectState) -> bool:

@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from baton.core.placement import Placed, Shown
 
-from . import presentation as views
+from . import presentation
 from . import protocol as p
 from .applying import buffer_edit, put_edit
 from .state import BatonServer, store_request
@@ -139,5 +139,7 @@ def register(server: BatonServer) -> None:
     @store_request
     async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[Action] | None:
         uri = params.text_document.uri
-        placed = await views.placed_at(ls, uri, params.range.start.line, params.range.end.line)
+        placed = await presentation.placed_at(
+            ls, uri, params.range.start.line, params.range.end.line
+        )
         return actions_for(ls, uri, placed, list(params.context.diagnostics)) or None

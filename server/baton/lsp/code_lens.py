@@ -7,7 +7,7 @@ from lsprotocol import types
 
 from baton.core.placement import Shown
 
-from . import presentation as views
+from . import presentation
 from . import protocol as p
 from .state import BatonServer, store_request
 
@@ -21,14 +21,14 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     @store_request
     async def code_lens(ls: BatonServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        view = await views.view(ls, params.text_document.uri)
+        view = await presentation.view(ls, params.text_document.uri)
         if view is None:
             return []
         lenses = []
         for placed in view.placed:
             if placed.shown not in LENSES:
                 continue
-            start = views.line_range(ls, view.lines, placed.line, 0).start
+            start = presentation.line_range(ls, view.lines, placed.line, 0).start
             where = types.Range(start, start)
             args = [{"hunkId": placed.hunk.id, "taskId": placed.task_id}]
             for title, command in LENSES[placed.shown]:

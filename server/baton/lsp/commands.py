@@ -1,6 +1,6 @@
 """`workspace/executeCommand`: the developer's decisions, made durable, then applied.
 
-Each decision is recorded first (review.py) and then applied through the editor
+Each decision is recorded first (review/decisions.py) and then applied through the editor
 (applying.py says how, and how a client that cannot take edits is served).
 """
 
@@ -14,7 +14,7 @@ from baton.core.models import Decision, HunkState, HunkStatus, in_review_order
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
 
-from . import presentation as views
+from . import presentation
 from . import protocol as p
 from .applying import apply_in_editor, tell_held, withdraw
 from .state import EDITOR, BatonServer, store_request
@@ -55,7 +55,7 @@ async def decide_many(
             if decided.wants_write:
                 outcome = await apply_in_editor(ls, ws, state.task_id, decided)
                 outcomes.append((ls.uri_for(ws, hunk.path), outcome))
-            done.append(views.hunk_view(ls, ws, state.task_id, decided))
+            done.append(presentation.hunk_view(ls, ws, state.task_id, decided))
     tell_held(ls, outcomes)
     return done
 
@@ -68,7 +68,7 @@ def decide_all(
 
     async def handler(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
         done = await decide_many(ls, p.parse(p.ScopeArgs, args), decision, landed=landed)
-        await views.changed(ls, [h["uri"] for h in done], "review")
+        await presentation.changed(ls, [h["uri"] for h in done], "review")
         return done
 
     return handler
@@ -86,8 +86,8 @@ async def accept_and_apply(
     outcome = await apply_in_editor(ls, ws, task_id, hunk)
     uri = ls.uri_for(ws, hunk.path)
     tell_held(ls, [(uri, outcome)])
-    await views.changed(ls, [uri], "review")
-    return {"hunk": views.hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+    await presentation.changed(ls, [uri], "review")
+    return {"hunk": presentation.hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
 
 
 def decide_one(decision: Decision) -> Callable[..., Awaitable[dict[str, Any]]]:
@@ -104,9 +104,9 @@ def decide_one(decision: Decision) -> Callable[..., Awaitable[dict[str, Any]]]:
         uri = ls.uri_for(ws, hunk.path)
         outcome = await apply_in_editor(ls, ws, task_id, hunk) if hunk.wants_write else "none"
         tell_held(ls, [(uri, outcome)])
-        await views.changed(ls, [uri], "review")
+        await presentation.changed(ls, [uri], "review")
         hunk = (await ws.state(task_id)).hunks[hunk.id]
-        return {"hunk": views.hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
+        return {"hunk": presentation.hunk_view(ls, ws, task_id, hunk), "outcome": outcome}
 
     return handler
 
@@ -131,8 +131,8 @@ def register(server: BatonServer) -> None:
         hunk = await decide(
             ws, task_id, hunk.id, Decision.REJECTED, comment=a.comment, reviewer=EDITOR
         )
-        await views.changed(ls, [ls.uri_for(ws, hunk.path)], "review")
-        return {"hunk": views.hunk_view(ls, ws, task_id, hunk)}
+        await presentation.changed(ls, [ls.uri_for(ws, hunk.path)], "review")
+        return {"hunk": presentation.hunk_view(ls, ws, task_id, hunk)}
 
     for command, decision, landed in (
         (p.ACCEPT_ALL, Decision.ACCEPTED, False),
@@ -169,7 +169,7 @@ def register(server: BatonServer) -> None:
                 {"hunkId": hunk.id, "outcome": outcome, "uri": ls.uri_for(ws, hunk.path)}
             )
         tell_held(ls, [(r["uri"], r["outcome"]) for r in results])
-        await views.changed(ls, [r["uri"] for r in results], "review")
+        await presentation.changed(ls, [r["uri"] for r in results], "review")
         return results
 
     @server.command(p.DIFF)
@@ -177,6 +177,6 @@ def register(server: BatonServer) -> None:
     async def diff(ls: BatonServer, *args: Any) -> dict[str, Any]:
         a = p.parse(p.HunkArgs, args)
         ws, task_id, hunk = await ls.find_hunk(a.hunk_id, a.task_id)
-        content = await views.hunk_content(ls, ws, task_id, hunk)
+        content = await presentation.hunk_content(ls, ws, task_id, hunk)
         ls.tell(f"Baton hunk {hunk.id}:\n{content.diff}")
         return content.model_dump(mode="json", by_alias=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from . import presentation as views
+from . import presentation
 from .applying import settle_file, took_edits
 from .state import BatonServer
 
@@ -18,7 +18,7 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
         async with ls.working():
-            await views.republish(ls, [params.text_document.uri])
+            await presentation.republish(ls, [params.text_document.uri])
             await took_edits(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -26,7 +26,7 @@ def register(server: BatonServer) -> None:
         uri = params.text_document.uri
         if uri in ls.views:
             async with ls.working():
-                await views.republish(ls, [uri])
+                await presentation.republish(ls, [uri])
                 await took_edits(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -37,4 +37,4 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None:
         async with ls.working():
-            await views.republish(ls, [params.text_document.uri])
+            await presentation.republish(ls, [params.text_document.uri])

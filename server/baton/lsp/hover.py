@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from . import presentation as views
+from . import presentation
 from .state import BatonServer, store_request
 
 
@@ -13,12 +13,12 @@ def register(server: BatonServer) -> None:
     @store_request
     async def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
         line = params.position.line
-        placed = await views.placed_at(ls, params.text_document.uri, line, line)
+        placed = await presentation.placed_at(ls, params.text_document.uri, line, line)
         if not placed:
             return None
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,
-                value="\n\n---\n\n".join(views.hover_text(x) for x in placed),
+                value="\n\n---\n\n".join(presentation.hover_text(x) for x in placed),
             )
         )

@@ -43,8 +43,7 @@ from baton.store import NewOp, OpConflict, StoreError
 from baton.store.config import config_path
 from baton.workspace.workspace import Workspace, store_config
 
-from . import gc_tuning as collector
-from . import presentation as views
+from . import gc_tuning, presentation
 from . import protocol as p
 from .applying import settle_if_written
 from .state import EDITOR, READY_TIMEOUT_S, BatonServer, store_request
@@ -125,7 +124,9 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
     # meanwhile. Then nothing is left to publish again; a later commit moves data_version.
     await ls.states()
     ls.index.take_changes()
-    await views.changed(ls, await views.affected_uris(ls), "restore", await every_task(ls))
+    await presentation.changed(
+        ls, await presentation.affected_uris(ls), "restore", await every_task(ls)
+    )
     restored = p.Restore(tasks=summaries)
     ls.protocol.notify(p.DID_RESTORE, restored.model_dump(mode="json", by_alias=True))
     for s in summaries:  # for editors that know no baton/didRestore
@@ -313,7 +314,7 @@ async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
         for ws, state in changes.looked_at:
             warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
         if changes.uris or changes.tasks:
-            await views.changed(ls, changes.uris, "agent", changes.tasks)
+            await presentation.changed(ls, changes.uris, "agent", changes.tasks)
         if changes.proposed:
             await announce(ls, changes.proposed)
 
@@ -415,7 +416,7 @@ def register(server: BatonServer) -> None:
         ls.settings = ls.settings.with_options(params.initialization_options)
         # A client that never sends `initialized` must not leave the collector off.
         if not gc.isenabled():
-            asyncio.get_running_loop().call_later(READY_TIMEOUT_S, collector.resume)
+            asyncio.get_running_loop().call_later(READY_TIMEOUT_S, gc_tuning.resume)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
@@ -430,7 +431,7 @@ def register(server: BatonServer) -> None:
             # walking it again and again (measured: 90-135 ms pauses on large workspaces),
             # and collect as usual from here on (BatonServer.start_io turned it off).
             gc.freeze()
-            collector.resume()
+            gc_tuning.resume()
         if baselines is not None and not ls.closing:
             ls.run_task(watch(ls, baselines), "watching for agent commits")
 
@@ -462,4 +463,6 @@ def register(server: BatonServer) -> None:
             for task_id in await ws.task_ids():
                 ws.forget(task_id)
         ls.index.reset()  # the next look loads every task again
-        await views.changed(ls, await views.affected_uris(ls), "review", await every_task(ls))
+        await presentation.changed(
+            ls, await presentation.affected_uris(ls), "review", await every_task(ls)
+        )

@@ -1,10 +1,10 @@
 """The language server object: all mutable state lives here, and nothing else.
 
 One `Workspace` (store connection) per workspace folder that has a Baton database; per open
-or affected file, the hunks placed in its current text (`views`, which views.py fills);
+or affected file, the hunks placed in its current text (`views`, which lsp/presentation.py fills);
 caches, locks, settings, what the client can do, the background tasks and the work in
 flight. Imports go one way: the features (one module each, registered by server.py) use
-views.py and applying.py, which use this; this module imports none of them.
+lsp/presentation.py and applying.py, which use this; this module imports none of them.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from baton.store.config import config_path
 from baton.workspace.hunk_text import hunk_body
 from baton.workspace.workspace import Workspace, store_config
 
-from . import gc_tuning as collector
+from . import gc_tuning
 from .errors import jsonrpc_errors
 from .settings import Settings
 from .task_index import TaskIndex
@@ -117,10 +117,10 @@ class BatonServer(StdioLanguageServer):
         so a save racing the change before it cannot record one effect twice."""
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve on stdio, with the collector set for start-up (collector.py): what the
+        """Serve on stdio, with the collector set for start-up (lsp/gc_tuning.py): what the
         imports built is frozen, and collecting stays off until start-up has published
-        (live.py turns it back on)."""
-        collector.hold()
+        (lsp/live_updates.py turns it back on)."""
+        gc_tuning.hold()
         super().start_io(stdin, stdout)
 
     # --- background work --------------------------------------------------------------
@@ -214,7 +214,7 @@ class BatonServer(StdioLanguageServer):
 
     async def states(self) -> list[tuple[Workspace, TaskState]]:
         """Every task of every folder, up to date: one look at the log per folder and a
-        fold of only the tasks that moved (index.py)."""
+        fold of only the tasks that moved (task_index.py)."""
         await self.index.sync(self.workspaces)
         return self.index.states()
 
@@ -233,7 +233,7 @@ class BatonServer(StdioLanguageServer):
         return None
 
     def uri_for(self, ws: Workspace, path: str) -> str:
-        """Made once per file (index.py), not once per hunk and look."""
+        """Made once per file (task_index.py), not once per hunk and look."""
         return self.index.uri_for(ws, path)
 
     async def find_hunk(

@@ -33,7 +33,7 @@ How it stays safe to interrupt (tests/crash/test_migrate_crashes.py kills it any
   schema is newer than this Baton's (pg_schema.migrate).
 
 The folder holding the SQLite file is its *original* checkout: the ops written before
-checkouts were told apart name none and are its writes (checkouts.py). PostgreSQL is no
+checkouts were told apart name none and are its writes (see checkout identity). PostgreSQL is no
 folder's own, so the import records that folder's checkout id, and the store reports it
 (`Store.original_checkout`): the folder keeps owning those ops, payloads untouched.
 """
@@ -775,7 +775,7 @@ def _write_config(root: Path, url: str, workspace: str) -> Path:
     tmp.write_text(body, "utf-8")
     os.replace(tmp, path)
     # The hook daemon keeps the store it opened (SQLite) and leaves when its socket goes:
-    # the next hook starts one that reads the new setting (adapters/hookd.py).
+    # the next hook starts one that reads the new setting (adapters/daemon/server.py).
     from baton.adapters.daemon.wire import SOCKET
 
     with contextlib.suppress(FileNotFoundError):

@@ -128,7 +128,7 @@ class Workspace:
 
     @property
     def checkout(self) -> Checkout:
-        """The copy of the files at `root` (checkouts.py): looked up, or minted, once per
+        """The copy of the files at `root` (its checkout identity): looked up, or minted, once per
         process, when the first write of a file is recorded or judged."""
         if self._checkout is None:
             self._checkout = identify(

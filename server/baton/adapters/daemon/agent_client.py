@@ -2,8 +2,8 @@
 
 An agent driving Baton from a shell starts one `baton agent` process a step; run whole,
 each pays ~300 ms of imports (asyncio, pydantic, the models) for one durable insert.
-The workspace's hook daemon (hookd.py) already keeps the store open with all of that
-imported, so a recording action is handed to it, the way a hook is (hookclient.py), and
+The workspace's hook daemon already keeps the store open with all of that
+imported, so a recording action is handed to it, the way a hook is (the hook client), and
 this process imports only the standard library. The daemon runs the very same handler
 (cli.run_in_daemon) and sends back the exit code and the bytes of stdout and stderr,
 which are written here as they are: the output is the output of the command run here.
@@ -163,14 +163,14 @@ def through_daemon(argv: list[str]) -> int | None:
         err = read_frame(sock).decode("utf-8", "surrogatepass")
     except (OSError, ConnectionError, ValueError) as e:
         return _lost(argv, e) if sent else None
-    except KeyboardInterrupt:  # as cli.failed: exit 130, nothing said (sent: it may run on)
+    except KeyboardInterrupt:  # as the CLI reports it: exit 130, nothing said (sent: it may run on)
         return 130
     finally:
         sock.close()
     try:
         sys.stdout.write(out)
         sys.stdout.flush()
-    except BrokenPipeError:  # as cli.failed: the reader left, nothing to report
+    except BrokenPipeError:  # as the CLI reports it: the reader left, nothing to report
         sys.stderr.close()
         return 0
     sys.stderr.write(err)

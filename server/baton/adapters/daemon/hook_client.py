@@ -3,7 +3,7 @@
 A hook runs on every tool call, twice. Starting Python and importing Baton's store and
 models costs ~150 ms a time, far over the budget (docs/performance.md), so this module
 imports nothing but the standard library: it finds the workspace, passes the event over
-the Unix socket `.baton/hooks.sock` to `baton hookd` (hookd.py), which keeps the store
+the Unix socket `.baton/hooks.sock` to `baton hookd` (the daemon), which keeps the store
 open and its state warm, and prints the answer. No daemon there (the first hook of a
 session, or it exited when idle, or died): one is started for the next hook, and this
 event is handled in this process the slow way (hookio.run). A daemon that fails mid-event

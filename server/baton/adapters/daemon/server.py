@@ -1,4 +1,4 @@
-"""`baton hookd ROOT`: one workspace's hook daemon (hookclient.py says why it exists).
+"""`baton hookd ROOT`: one workspace's hook daemon (the hook client says why it exists).
 
 It keeps the workspace's store open and handles the events hooks pass it, one at a time
 (the order they arrive is the order a session's tool calls happen). Exactly the same code
@@ -8,7 +8,7 @@ second implementation. It leaves when idle for IDLE_S, when its socket or the wo
 a client of another Baton version asks (it says "\\0restart", and the client starts a new
 one). One per workspace: an flock on `.baton/hooks.lock` decides who serves.
 
-It also runs `baton agent` commands for their processes (adapters/cliclient.py says when
+It also runs `baton agent` commands for their processes (adapters/daemon/agent_client.py says when
 and how): through the same queue as the hooks' events, one at a time, by the CLI's own
 handlers (cli.run_in_daemon).
 """
@@ -28,7 +28,7 @@ from baton import __version__
 from baton.adapters import claude_code, hookio
 from baton.workspace.workspace import Workspace
 
-from . import agent_client as cliclient
+from . import agent_client
 from .wire import MAX_INPUT, SOCKET, frame
 
 IDLE_S = 600.0
@@ -56,8 +56,8 @@ class Daemon:
         self.last = asyncio.get_running_loop().time()
         self.done = asyncio.Event()
         self.socket_id = (0, 0)
-        self.env = cliclient.environment()
-        self.world = cliclient.world()
+        self.env = agent_client.environment()
+        self.world = agent_client.world()
         """What a client's command needs to share with this process to be run here."""
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -90,12 +90,12 @@ class Daemon:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> bytes:
-        """One `baton agent` command of a client process (adapters/cliclient.py): "ready"
+        """One `baton agent` command of a client process (adapters/daemon/agent_client.py): "ready"
         once it is ours to run and the queue is held for it, then, on the client's "go",
         run it; what to send last: its exit code, stdout and stderr, or "\\0decline"
         when it must run in the client's own process, "\\0restart" for a client of
         another Baton, nothing when the client left before "go"."""
-        if header != cliclient.identity():
+        if header != agent_client.identity():
             self.done.set()
             return frame(b"\0restart")
         try:

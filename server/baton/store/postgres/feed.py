@@ -18,7 +18,7 @@ row (`register`: `listened_until`, LISTEN_TTL_S ahead on the database's clock) a
 LISTEN, renews that every RENEW_S, and lets a lapsed one expire (a killed process cannot
 unregister). An append asks `baton.listened(ws)` (schema v7) after it drew its lsn; the
 function reads the row with a snapshot of its own, taken then. The waiter's first look
-after registering is a settled read (postgres.py, "LSNs"), which waits for every append
+after registering is a settled read (store/postgres/, "LSNs"), which waits for every append
 that drew its lsn before it: so an append either asked after the registration committed
 and notifies, or is seen by that look. A fleet's workers with nobody watching then send no
 notification at all: measured, 4 workers in one workspace, ~2,000 → 2,700 appends/s

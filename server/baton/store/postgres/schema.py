@@ -10,7 +10,7 @@ Differences from SQLite's schema, each for a reason:
 * LSNs come from one sequence, `baton.lsn` (v7; before, each workspace's `last_lsn`
   under its row lock), so a workspace's lsns rise but skip the values other workspaces
   drew. Appends of a workspace commit in any order; a reader does not go past one still
-  in flight (postgres.py, "LSNs"). `workspaces.version` counts the changes that are not
+  in flight (store/postgres/, "LSNs"). `workspaces.version` counts the changes that are not
   appends (set-asides, put-backs, a migration's end).
 * `payload` is `text`, not `jsonb`: the stored bytes are compared with a replayed op's to
   tell a replay from a conflict, and jsonb would normalise them.
@@ -19,7 +19,7 @@ Differences from SQLite's schema, each for a reason:
 * `imports` (v2) records a workspace moved in from a SQLite file by `baton migrate`
   (migrate.py): where from, how far, whether it finished, and the checkout of the folder
   that held the file — the owner of the ops written before checkouts were told apart
-  (checkouts.py), which on PostgreSQL no folder would otherwise be.
+  (workspace/checkout_identity.py), which on PostgreSQL no folder would otherwise be.
 * v3: `ops` no longer references `workspaces`: every insert takes its lsn from the
   workspace's row in the same statement, so the key check only repeated that row's lock
   (~17 µs of an append's ~130 µs on the server). And blobs and checkpoints are compressed
@@ -28,15 +28,15 @@ Differences from SQLite's schema, each for a reason:
   only rows over ~2 KB (a build constant; `toast_tuple_target` does not lower it), so a
   small blob stays raw either way.
 * v4: a blob is keyed by its hash's 32 bytes, not 64 hex characters, and its body is
-  compressed by Baton (`zlib`) when that makes it smaller: pg_blobs.py, with the sizes.
+  compressed by Baton (`zlib`) when that makes it smaller: store/postgres/blobs.py, with the sizes.
   The upgrade rewrites `blobs` once.
 * v5: checkpoints compressed the same way, with their raw `size` and first bytes
   (`head`) beside them, which `checkpoint_head` reads instead of the body.
 * v6: `workspaces.listened_until`, until when someone listens to the workspace's changes
-  (pg_feed.py): an append notifies only then.
+  (store/postgres/feed.py): an append notifies only then.
 * v7: the sequence `baton.lsn`, set past every lsn already used, granted to every role
   that may read ops (`SELECT`) or insert them (`USAGE` too); `baton.listened(ws)`, the
-  registration read with a snapshot of its own (pg_feed.py). `workspaces.last_lsn` is no
+  registration read with a snapshot of its own (store/postgres/feed.py). `workspaces.last_lsn` is no
   longer kept by appends.
 """
 
@@ -53,7 +53,7 @@ LOCK_CLASS = 0x6C736E  # "lsn"
 
 
 def workspace_lock(ws: str) -> str:
-    """The keys of a workspace's advisory lock (postgres.py, "LSNs") for SQL whose
+    """The keys of a workspace's advisory lock (store/postgres/, "LSNs") for SQL whose
     workspace parameter is `ws` (`%(ws)s`, `%s`)."""
     return f"{LOCK_CLASS}, hashtext({ws})"
 

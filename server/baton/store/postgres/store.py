@@ -45,7 +45,7 @@ what differs is how each guarantee is kept when writers are separate hosts:
   while anyone listens to it, delivered after the change commits; a waiter
   (`wait_for_change`: an agent's `wait_for_review`, the editor's live updates) wakes at
   once on it, and looks anyway after a safety net, since a notification can be lost
-  (pg_feed.py). NOTIFY serialises notifying commits cluster-wide, through their WAL
+  (store/postgres/feed.py). NOTIFY serialises notifying commits cluster-wide, through their WAL
   flush: an append's therefore goes in a transaction of its own after the append's
   commit, committed without waiting for the disk (`_NOTIFY`), so appends share flushes.
   It is sent off the append's path (`_wake`): the append returns at its commit, and a
@@ -53,8 +53,8 @@ what differs is how each guarantee is kept when writers are separate hosts:
   (pg_feed.register) an append sends none. The rare other changes (claims, task
   creation, repair) notify inside their own transaction.
 
-psycopg is imported by this module and its parts only (pg_schema.py, pg_connect.py,
-pg_feed.py), and they only when the setting is a PostgreSQL URL (workspace.open_store):
+psycopg is imported by this package's modules only (schema, connections, change feed), and
+they only when the setting is a PostgreSQL URL (workspace.open_store):
 the SQLite path pays nothing for them.
 """
 
@@ -222,7 +222,7 @@ transaction after the append, sent by `_wake` off the append's path (a pipeline 
 save the round trip too, but a worker frozen between a pipelined Execute and its Sync
 holds the append's locks with no timeout armed), and only if someone listens: the
 statement returns whether a listener's registration is current (`baton.listened`,
-pg_feed.py)."""
+store/postgres/feed.py)."""
 
 _NOTIFY = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%(channel)s, '')"
 """An append's wake-up, after its commit: its own transaction, committed without waiting
