@@ -36,7 +36,7 @@ from typing import Any
 
 from baton.api.worker import Worker, handoff
 from baton.core.brief import MAX_BYTES, bound, render_markdown, size_bound
-from baton.core.models import Decision, HunkStatus, StepStatus
+from baton.core.ops import Decision, HunkStatus, StepStatus
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace, database_path
 

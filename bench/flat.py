@@ -89,7 +89,8 @@ from baton.api import calls
 from baton.api.worker import Task, Worker
 from baton.core.changes import build_change
 from baton.core.checkpoints import DELTA, FULL
-from baton.core.models import Decision, HunkStatus, StepStatus, TaskState
+from baton.core.ops import Decision, HunkStatus, StepStatus
+from baton.core.state import TaskState
 from baton.lsp import protocol
 from baton.lsp.protocol import TASK as TASK_REQUEST
 from baton.lsp.scripted_editor import ScriptedEditor

@@ -59,7 +59,7 @@ from pygls.lsp.client import LanguageClient
 from baton.api.worker import Task, Worker
 from baton.core import keys
 from baton.core.changes import build_change
-from baton.core.models import ContextRead, ContextText, OpKind, StepSet, StepStatus
+from baton.core.ops import ContextRead, ContextText, OpKind, StepSet, StepStatus
 from baton.lsp.scripted_editor import ScriptedEditor
 from baton.store import NewOp, digest
 

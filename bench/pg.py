@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.core import keys
-from baton.core.models import ContextRead, OpKind
+from baton.core.ops import ContextRead, OpKind
 from baton.store import NewOp, digest
 
 from . import lsp, workload

@@ -30,7 +30,7 @@ from typing import Any
 
 from baton.core.checkpoints import encode_full
 from baton.core.fold import apply_in_place
-from baton.core.models import TaskState
+from baton.core.state import TaskState
 from baton.store import StoredCheckpoint, digest
 from baton.workspace.workspace import DEFAULT_CHECKPOINT_EVERY, Workspace, database_path
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from baton.core import keys
-from baton.core.models import ContextRead, ContextText, OpKind, StepSet, StepStatus
+from baton.core.ops import ContextRead, ContextText, OpKind, StepSet, StepStatus
 from baton.store import NewOp, digest
 from baton.workspace.workspace import Workspace
 

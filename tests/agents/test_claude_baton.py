@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pytest_lsp import client_capabilities
 
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 from tests.agents.claude import kill, reaped, run, start
 from tests.agents.scripted_model import ScriptedModel, Turn

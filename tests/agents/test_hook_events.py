@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.adapters import claude_code, hookio
-from baton.core.models import Decision, HunkStatus, StepStatus, TaskFinished
+from baton.core.ops import Decision, HunkStatus, StepStatus, TaskFinished
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
 

@@ -1,7 +1,7 @@
 """`baton`'s start: the grammar is parsed before anything heavy is imported, and a parser
 built for one command line says exactly what the whole grammar says.
 
-commandline.build_parser(argv) builds only the command (and agent action) that `argv`
+grammar.build_parser(argv) builds only the command (and agent action) that `argv`
 names, the rest as names and help lines; these tests hold it to the full grammar for
 every command's `--help`, the usage errors and ordinary command lines, and check that
 `baton --help` in a fresh process imports none of the store, the models or asyncio.
@@ -19,16 +19,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from baton.api import worker as agent
-from baton.cli import commands as cli
-from baton.cli import grammar as commandline
-from baton.core import models
+from baton.api import worker
+from baton.cli import commands, grammar
+from baton.core import ops
 
 EVERY_HELP = [
     ["--help"],
-    *[[c, "--help"] for c in commandline.COMMANDS],
+    *[[c, "--help"] for c in grammar.COMMANDS],
     ["agent", "-h"],
-    *[["agent", a, "--help"] for a in commandline.AGENT_ACTIONS],
+    *[["agent", a, "--help"] for a in grammar.AGENT_ACTIONS],
 ]
 HELD = ["--task", "t", "--epoch", "3"]
 LINES = [
@@ -92,28 +91,28 @@ def _columns(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_parser_built_for_a_command_line_parses_it_as_the_whole_grammar(
     argv: list[str],
 ) -> None:
-    lean = outcome(commandline.build_parser(argv), argv)
-    assert lean == outcome(commandline.build_parser(), argv)
+    lean = outcome(grammar.build_parser(argv), argv)
+    assert lean == outcome(grammar.build_parser(), argv)
     if argv in EVERY_HELP:
         assert lean[0] == 0 and lean[1].startswith("usage: baton")
 
 
 def test_the_parser_names_only_handlers_the_cli_has() -> None:
-    """`run` is a string the parser cannot check: every command's must be cli.COMMANDS'."""
-    parser = commandline.build_parser()
+    """`run` is a string the parser cannot check: every command's must be commands.COMMANDS'."""
+    parser = grammar.build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     runs = {p.get_default("run") for p in sub.choices.values()}
-    assert runs - {None} <= set(cli.COMMANDS)
-    assert set(cli.COMMANDS) <= runs
+    assert runs - {None} <= set(commands.COMMANDS)
+    assert set(commands.COMMANDS) <= runs
 
 
 def test_what_the_help_repeats_from_the_models_still_agrees() -> None:
-    assert tuple(s.value for s in models.StepStatus) == commandline.STEP_STATUSES
-    assert commandline.DEFAULT_TTL == agent.DEFAULT_TTL
-    assert set(commandline.STATUS_WORDS) >= {s.value for s in models.HunkStatus}
+    assert tuple(s.value for s in ops.StepStatus) == grammar.STEP_STATUSES
+    assert grammar.DEFAULT_TTL == worker.DEFAULT_TTL
+    assert set(grammar.STATUS_WORDS) >= {s.value for s in ops.HunkStatus}
 
 
-HEAVY = ("pydantic", "asyncio", "sqlite3", "aiosqlite", "baton.cli.commands", "baton.core.models")
+HEAVY = ("pydantic", "asyncio", "sqlite3", "aiosqlite", "baton.cli.commands", "baton.core.ops")
 PROBE = """
 import sys
 from baton.launch import main
@@ -139,7 +138,7 @@ def test_help_and_usage_errors_import_nothing_heavy(argv: list[str]) -> None:
         check=True,
     )
     assert done.stderr.splitlines()[-1] == "", done.stderr
-    assert done.stdout == outcome(commandline.build_parser(), argv)[1]
+    assert done.stdout == outcome(grammar.build_parser(), argv)[1]
 
 
 @pytest.mark.parametrize("columns", [None, "120", "7", "0", "-3", "wide", ""])
@@ -152,4 +151,4 @@ def test_the_width_is_the_one_argparse_would_ask_shutil_for(
             monkeypatch.delenv(name, raising=False)
         else:
             monkeypatch.setenv(name, value)
-    assert commandline.terminal_width() == shutil.get_terminal_size().columns
+    assert grammar.terminal_width() == shutil.get_terminal_size().columns

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import baton
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 from tests.agents.test_hook_events import fixture
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from baton.core.fold import rebuild
-from baton.core.models import ChangeProposed, Decision, EffectDone, HunkReviewed, HunkStatus
+from baton.core.ops import ChangeProposed, Decision, EffectDone, HunkReviewed, HunkStatus
 from baton.review.decisions import ReviewRefused, decide
 from baton.store import TaskNotFound
 from baton.workspace.workspace import Workspace

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from baton.api.worker import Worker
-from baton.core.models import StepStatus
+from baton.core.ops import StepStatus
 from baton.store import TaskClosed, TaskExists
 
 TASK = "crash-task"

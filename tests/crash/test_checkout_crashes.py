@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from baton.api.worker import Worker
-from baton.core.models import Decision, EffectDone, EffectFailed, EffectIntent
+from baton.core.ops import Decision, EffectDone, EffectFailed, EffectIntent
 from baton.effects import landings
 from baton.faults import POINTS
 from baton.review.decisions import decide

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.core.models import HunkStatus, OpKind
+from baton.core.ops import HunkStatus, OpKind
 from baton.workspace.workspace import Workspace
 from tests.conftest import agent_wrote
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from baton.agent import Worker
-from baton.core.models import OpKind
+from baton.core.ops import OpKind
 from baton.workspace.workspace import Workspace
 
 from ..conftest import until

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from baton.api.worker import Worker
-from baton.core.models import Decision, OpKind
+from baton.core.ops import Decision, OpKind
 from baton.exits import EXIT_FENCED
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace

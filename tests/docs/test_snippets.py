@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from baton.agent import Worker
-from baton.core.models import Decision, HunkStatus
+from baton.core.ops import Decision, HunkStatus
 from baton.effects.apply import apply_accepted
 from baton.review.decisions import decide
 from baton.store import StoreError

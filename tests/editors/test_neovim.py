@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from baton.api.worker import Worker
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 
 from .headless import run_with_report, steps

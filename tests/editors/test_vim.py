@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from baton.api.worker import Worker
-from baton.core.models import HunkStatus, OpKind
+from baton.core.ops import HunkStatus, OpKind
 from baton.workspace.workspace import Workspace
 
 from .headless import run_with_report, steps

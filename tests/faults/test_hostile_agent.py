@@ -30,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from baton.api.worker import Worker
 from baton.core.changes import MAX_DIFF_BYTES, MAX_FILE_BYTES, MAX_HUNKS_PER_CHANGE, ChangeRefused
-from baton.core.models import Decision
+from baton.core.ops import Decision
 from baton.core.paths import PathRefused
 from baton.effects import recorder
 from baton.exits import EXIT_FAILED, EXIT_OK, EXIT_REFUSED

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from baton.core.models import ContextText, EffectDone, HunkReviewed, Op, OpKind
+from baton.core.ops import ContextText, EffectDone, HunkReviewed, Op, OpKind
 from baton.workspace.workspace import Workspace
 
 

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from baton.core.models import Decision, HunkStatus
+from baton.core.ops import Decision, HunkStatus
 from baton.review.decisions import ReviewRefused, decide
 from baton.store import StoreUnavailable, TaskNotFound
 from baton.workspace.workspace import Workspace

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 
-from baton.core.models import Op
+from baton.core.ops import Op
 from baton.workspace.workspace import Workspace
 
 from . import checks

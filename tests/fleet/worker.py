@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from baton.api.worker import Task, Worker
 from baton.core import keys
-from baton.core.models import ContextText, OpKind
+from baton.core.ops import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
 
 RETRY_FOR_S = 120.0

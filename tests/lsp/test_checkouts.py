@@ -9,7 +9,7 @@ import pytest
 from pytest_lsp import client_capabilities
 
 from baton.api.worker import Worker
-from baton.core.models import Decision
+from baton.core.ops import Decision
 from baton.review.decisions import decide
 from baton.workspace.workspace import DB_ENV
 

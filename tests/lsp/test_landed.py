@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 from tests.conftest import agent_wrote, until
 

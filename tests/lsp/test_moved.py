@@ -14,7 +14,7 @@ import pytest
 from pytest_lsp import client_capabilities
 
 from baton.api.worker import Task, Worker
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.store import StoreUnavailable
 from baton.workspace.workspace import Workspace
 from tests.pg import PgServer, fresh_workspace

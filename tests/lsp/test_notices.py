@@ -8,7 +8,7 @@ from pathlib import Path
 from pytest_lsp import client_capabilities
 
 from baton.api.worker import Task, Worker
-from baton.core.models import Decision
+from baton.core.ops import Decision
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
 

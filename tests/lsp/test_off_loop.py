@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from baton.api.worker import Worker
-from baton.core.models import Decision, HunkStatus
+from baton.core.ops import Decision, HunkStatus
 from baton.effects.apply import apply_hunk
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace

@@ -11,7 +11,7 @@ import pytest
 from pytest_lsp import client_capabilities
 
 from baton.api.worker import Task, Worker
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 
 from .conftest import start_editor, stop_editor

@@ -12,7 +12,7 @@ from typing import Any
 from pytest_lsp import LanguageClient, client_capabilities
 
 from baton.api.worker import Task, Worker
-from baton.core.models import Decision, HunkStatus, OpKind
+from baton.core.ops import Decision, HunkStatus, OpKind
 from baton.lsp import protocol as p
 from baton.lsp.scripted_editor import ScriptedEditor as Editor
 from baton.lsp.task_index import touched_paths

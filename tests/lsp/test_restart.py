@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from baton.core.models import Decision, HunkStatus, OpKind
+from baton.core.ops import Decision, HunkStatus, OpKind
 from baton.lsp.state import EDITOR
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace

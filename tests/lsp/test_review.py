@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 
 from .conftest import CALC, Editor

@@ -13,7 +13,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
 from baton.api.worker import Worker
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.lsp import protocol as p
 from baton.workspace.workspace import Workspace
 

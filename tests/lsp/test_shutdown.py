@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from baton.api.worker import Worker
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 
 from .conftest import CALC

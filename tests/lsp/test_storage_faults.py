@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 
 from ..faults.readonly import read_only

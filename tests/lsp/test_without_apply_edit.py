@@ -20,7 +20,8 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import client_capabilities
 
 from baton.api.worker import Worker
-from baton.core.models import Decision, HunkStatus, OpKind, TaskState
+from baton.core.ops import Decision, HunkStatus, OpKind
+from baton.core.state import TaskState
 from baton.effects.apply import Plan, apply_accepted, plan_apply, record_intent
 from baton.lsp.scripted_editor import ScriptedEditor as Editor
 from baton.review.decisions import decide

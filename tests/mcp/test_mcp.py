@@ -31,7 +31,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from baton.api.worker import Worker
 from baton.core.brief import FileBrief, HandoffBrief, HunkBrief
-from baton.core.models import Decision, HunkStatus, OpKind, Remark
+from baton.core.ops import Decision, HunkStatus, OpKind
+from baton.core.state import Remark
 from baton.mcp_server import MAX_WAIT, NEW_TASK, bound_brief, build_server
 from baton.mcp_server import progress as waiting
 from baton.review.decisions import decide

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.core.models import Decision, OpKind
+from baton.core.ops import Decision, OpKind
 from baton.mcp_server import MAX_WAIT
 from tests.pg import PgServer, fresh_workspace
 

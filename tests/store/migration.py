@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from baton.api.worker import Worker
-from baton.core.models import Decision
+from baton.core.ops import Decision
 from baton.review.decisions import decide
 from baton.store import SqliteStore, Store
 

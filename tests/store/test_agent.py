@@ -10,8 +10,9 @@ import pytest
 
 from baton.api.worker import Worker, handoff
 from baton.core.brief import render_markdown
-from baton.core.models import ContextText, Decision, HunkStatus, Op, OpKind, StepStatus, TaskState
+from baton.core.ops import ContextText, Decision, HunkStatus, Op, OpKind, StepStatus
 from baton.core.paths import PathRefused
+from baton.core.state import TaskState
 from baton.review.decisions import decide
 from baton.store import LeaseHeld, NewOp, StaleEpoch, TaskNotFound
 from baton.workspace import workspace

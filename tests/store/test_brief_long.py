@@ -12,7 +12,7 @@ from pathlib import Path
 from baton.api.worker import Worker, handoff
 from baton.core.brief import MAX_BYTES, bound, render_markdown, size_bound
 from baton.core.hashing import content_hash
-from baton.core.models import Decision, HunkStatus, StepStatus
+from baton.core.ops import Decision, HunkStatus, StepStatus
 from baton.review.decisions import decide
 from baton.workspace.workspace import database_path
 

@@ -22,7 +22,7 @@ import pytest
 from baton.api.integrity import check
 from baton.api.worker import Worker, handoff
 from baton.checkout.catchup import CheckoutRefused, checkout
-from baton.core.models import Decision, EffectIntent, HunkStatus, OpKind
+from baton.core.ops import Decision, EffectIntent, HunkStatus, OpKind
 from baton.effects import landings
 from baton.effects.apply import Plan, apply_accepted, plan_apply, record_intent
 from baton.review.decisions import decide

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from baton.api.worker import Worker
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 
 BASE = "".join(f"line {n}\n" for n in range(1, 31))
 

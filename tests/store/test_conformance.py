@@ -14,7 +14,7 @@ import pytest
 from baton.core.fold import rebuild
 from baton.core.hashing import digest
 from baton.core.limits import InvalidInput
-from baton.core.models import ContextText, OpKind, StepSet, StepStatus, TaskFinished
+from baton.core.ops import ContextText, OpKind, StepSet, StepStatus, TaskFinished
 from baton.store import (
     LeaseHeld,
     NewOp,
@@ -91,7 +91,7 @@ async def test_same_key_other_content_is_refused(store: Store) -> None:
 
 
 async def test_an_unreadable_op_is_never_stored(store: Store) -> None:
-    from baton.core.models import Unreadable
+    from baton.core.ops import Unreadable
 
     await started(store)
     with pytest.raises(InvalidInput, match="never stored"):
@@ -101,7 +101,7 @@ async def test_an_unreadable_op_is_never_stored(store: Store) -> None:
 async def test_a_payload_of_another_kind_is_refused_before_anything(store: Store) -> None:
     """A `context.note` carrying a `task.finished` payload would be stored under the wrong
     kind and read back unreadable: refused, and the log unchanged."""
-    from baton.core.models import ContextText
+    from baton.core.ops import ContextText
 
     epoch = await started(store)
     before = await store.last_lsn()

@@ -9,7 +9,7 @@ import pytest
 from baton.api.worker import Task, Worker
 from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
-from baton.core.models import Decision, HunkStatus, OpKind
+from baton.core.ops import Decision, HunkStatus, OpKind
 from baton.effects.apply import (
     _intent,
     _recorder,

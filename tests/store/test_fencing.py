@@ -10,7 +10,8 @@ import pytest
 
 from baton.api.worker import Worker
 from baton.core.limits import InvalidInput
-from baton.core.models import Decision, Op, OpKind, TaskState, Unreadable
+from baton.core.ops import Decision, Op, OpKind, Unreadable
+from baton.core.state import TaskState
 from baton.review.decisions import decide
 from baton.store import StaleEpoch, TaskNotFound
 from baton.workspace.workspace import Workspace

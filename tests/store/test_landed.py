@@ -12,7 +12,7 @@ from pathlib import Path
 from types import EllipsisType
 
 from baton.api.worker import Task, Worker
-from baton.core.models import Decision, HunkStatus, OpKind
+from baton.core.ops import Decision, HunkStatus, OpKind
 from baton.effects import landings
 from baton.effects.apply import apply_accepted
 from baton.review.decisions import decide

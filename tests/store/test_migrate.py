@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from baton.core.models import ContextText, OpKind
+from baton.core.ops import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
 from baton.store.postgres.store import PostgresStore
 from baton.team.migrate import MigrationRefused, _seal, migrate

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from baton.core.hashing import digest
-from baton.core.models import ContextText, OpKind
+from baton.core.ops import ContextText, OpKind
 from baton.store import LeaseHeld, NewOp, StoreUnavailable
 from baton.store.postgres import schema as pg_schema
 from baton.store.postgres.feed import register

@@ -11,7 +11,7 @@ import pytest
 
 from baton.agent import Task, Worker
 from baton.core.hashing import content_hash
-from baton.core.models import Decision
+from baton.core.ops import Decision
 from baton.effects import copies, recorder
 from baton.review.decisions import decide
 from baton.store import StaleEpoch

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from baton.api.worker import Worker
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.effects import shell_snapshots
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from baton.core.checkpoints import DELTA, FULL
 from baton.core.fold import rebuild
-from baton.core.models import ContextText, OpKind, TaskCreated, TaskState
+from baton.core.ops import ContextText, OpKind, TaskCreated
+from baton.core.state import TaskState
 from baton.store import NewOp, SqliteStore, StoreUnavailable, digest
 from baton.store.sqlite.store import MIGRATIONS
 from baton.workspace.workspace import Workspace, database_path

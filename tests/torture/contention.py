@@ -33,7 +33,7 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import client_capabilities
 
 from baton.api.worker import Worker
-from baton.core.models import OpKind
+from baton.core.ops import OpKind
 from baton.lsp import protocol as p
 from baton.workspace.workspace import Workspace
 

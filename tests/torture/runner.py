@@ -50,15 +50,8 @@ from pygls.workspace import PositionCodec
 from pytest_lsp import client_capabilities
 
 from baton.core.fold import rebuild
-from baton.core.models import (
-    ChangeProposed,
-    Decision,
-    EffectDone,
-    HunkReviewed,
-    HunkState,
-    HunkStatus,
-    TaskState,
-)
+from baton.core.ops import ChangeProposed, Decision, EffectDone, HunkReviewed, HunkStatus
+from baton.core.state import HunkState, TaskState
 from baton.faults import POINTS
 from baton.lsp.scripted_editor import ScriptedEditor
 from baton.store import TaskNotFound

@@ -19,7 +19,8 @@ from baton.core.brief import (
     render_markdown,
     size_bound,
 )
-from baton.core.models import HunkStatus, Remark, Step, StepStatus, TaskState
+from baton.core.ops import HunkStatus, StepStatus
+from baton.core.state import Remark, Step, TaskState
 
 
 def hunks(status: HunkStatus, n: int, files: int = 1, **kw: str) -> list[HunkBrief]:

@@ -13,8 +13,7 @@ from baton.core.brief import build_brief
 from baton.core.checkpoints import DICT_FIELDS, Chain, Stored
 from baton.core.fold import apply_in_place, rebuild
 from baton.core.hashing import digest
-from baton.core.models import (
-    NOTES_KEPT,
+from baton.core.ops import (
     ChangeKind,
     ChangeProposed,
     ContextText,
@@ -22,8 +21,8 @@ from baton.core.models import (
     HunkRef,
     HunkReviewed,
     OpKind,
-    TaskState,
 )
+from baton.core.state import NOTES_KEPT, TaskState
 from baton.store import StoredCheckpoint
 
 from .test_fold import H, make_log, payloads

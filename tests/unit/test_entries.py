@@ -9,7 +9,8 @@ import pytest
 
 from baton.core import checkpoints
 from baton.core.hashing import digest
-from baton.core.models import HunkState, HunkStatus, Remark, TaskState
+from baton.core.ops import HunkStatus
+from baton.core.state import HunkState, Remark, TaskState
 from baton.store import StoredCheckpoint
 
 BODY = "0" * 64

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baton.core.fold import fold, rebuild, replay
-from baton.core.models import (
+from baton.core.ops import (
     ChangeKind,
     ChangeProposed,
     ContextRead,
@@ -26,8 +26,8 @@ from baton.core.models import (
     TaskClaimed,
     TaskCreated,
     TaskFinished,
-    TaskState,
 )
+from baton.core.state import TaskState
 
 H = "a" * 64
 HUNK_IDS = ["h1", "h2", "h3", "h4"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from baton.core.models import HunkState, HunkStatus, TaskState, page_key
+from baton.core.ops import HunkStatus
+from baton.core.state import HunkState, TaskState, page_key
 from baton.lsp.protocol import LIVE
 
 BODY = "0" * 64

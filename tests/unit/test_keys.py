@@ -10,7 +10,7 @@ add a new key format beside the old one instead.
 from __future__ import annotations
 
 from baton.core import keys
-from baton.core.models import OpKind, StepStatus
+from baton.core.ops import OpKind, StepStatus
 
 H = "ab" * 32
 

@@ -37,7 +37,7 @@ from baton.core.brief import render_markdown
 from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
 from baton.core.limits import InvalidInput
-from baton.core.models import StepStatus
+from baton.core.ops import StepStatus
 from baton.effects import landings, shell_snapshots
 from baton.effects.final_state import read_current
 from baton.workspace.workspace import Workspace

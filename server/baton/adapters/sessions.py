@@ -18,8 +18,9 @@ from baton.api.worker import Task, Worker
 from baton.checkout import bases
 from baton.core import keys
 from baton.core.keys import derive
-from baton.core.models import Delivered as DeliveredPayload
-from baton.core.models import HunkStatus, OpKind, Remark, TaskState
+from baton.core.ops import Delivered as DeliveredPayload
+from baton.core.ops import HunkStatus, OpKind
+from baton.core.state import Remark, TaskState
 from baton.effects import landings
 from baton.store import LeaseHeld, NewOp, TaskClosed
 from baton.workspace.workspace import Workspace

@@ -23,17 +23,10 @@ from baton import exits
 from baton.checkout.catchup import CheckoutRefused
 from baton.core.brief import HandoffBrief
 from baton.core.limits import InvalidInput
-from baton.core.models import (
-    MAX_TEXT,
-    HunkState,
-    HunkStatus,
-    Model,
-    StepStatus,
-    TaskInfo,
-    TaskState,
-)
+from baton.core.ops import MAX_TEXT, HunkStatus, Model, StepStatus
 from baton.core.patch import DiffDoesNotApply, DiffError
 from baton.core.paths import PathRefused
+from baton.core.state import HunkState, TaskInfo, TaskState
 from baton.effects.recorder import EffectResult
 from baton.review.decisions import HunkNotFound, ReviewRefused, known_hunks
 from baton.store import (

@@ -9,7 +9,8 @@ left unsettled by an agent that died.
 
 from __future__ import annotations
 
-from baton.core.models import Model, TaskState
+from baton.core.ops import Model
+from baton.core.state import TaskState
 from baton.effects.apply import temp_leftovers
 from baton.effects.recovery import unsettled
 from baton.store import BlobMissing, StoreUnavailable

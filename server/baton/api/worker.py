@@ -47,23 +47,20 @@ from baton.core.changes import (
 )
 from baton.core.hashing import content_hash, digest
 from baton.core.limits import MAX_FILE_BYTES, InvalidInput, lease_seconds
-from baton.core.models import (
-    Change,
+from baton.core.ops import (
     ContextListed,
     ContextRead,
     ContextText,
-    HunkBody,
-    HunkState,
     HunkStatus,
     Model,
     OpKind,
     StepSet,
     StepStatus,
     TaskFinished,
-    TaskState,
 )
 from baton.core.patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from baton.core.placement import applied_shifts, expected_line
+from baton.core.state import Change, HunkBody, HunkState, TaskState
 from baton.effects.recorder import EffectResult
 from baton.review.decisions import known_hunks
 from baton.store import LeaseHeld, NewOp, StaleEpoch, StoreError, TaskNotFound

@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 from baton.core import keys
-from baton.core.models import OpKind, TaskBase
+from baton.core.ops import OpKind, TaskBase
 from baton.store import NewOp
 from baton.workspace.workspace import Workspace
 

@@ -27,7 +27,8 @@ import asyncio
 
 from baton.core import keys, paths
 from baton.core.hashing import content_hash
-from baton.core.models import EffectState, Model, TaskBase, TaskState
+from baton.core.ops import Model, TaskBase
+from baton.core.state import EffectState, TaskState
 from baton.effects import apply as effects
 from baton.effects.copies import copy, judge, read_here, settle_dangling
 from baton.effects.recorder import EffectResult, Outcome

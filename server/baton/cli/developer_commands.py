@@ -16,14 +16,8 @@ from baton.checkout import catchup
 from baton.core import paths, transitions
 from baton.core.brief import render_markdown
 from baton.core.limits import InvalidInput
-from baton.core.models import (
-    Decision,
-    HunkState,
-    HunkStatus,
-    TaskFinished,
-    UnreadableOp,
-    in_review_order,
-)
+from baton.core.ops import Decision, HunkStatus, TaskFinished
+from baton.core.state import HunkState, UnreadableOp, in_review_order
 from baton.effects.apply import apply_accepted, temp_leftovers
 from baton.effects.landings import Landed
 from baton.effects.recorder import EffectResult

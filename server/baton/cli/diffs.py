@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from baton.core.hunks import render_hunk
-from baton.core.models import HunkState, TaskState
 from baton.core.placement import Candidate, Placed, expected_line, place
+from baton.core.state import HunkState, TaskState
 from baton.effects.final_state import read_current
 from baton.workspace.hunk_text import hunk_body, new_lines_of
 from baton.workspace.workspace import Workspace

@@ -39,18 +39,8 @@ from typing import Literal, TypeVar
 
 from pydantic import Field
 
-from .models import (
-    Entry,
-    HunkState,
-    HunkStatus,
-    Model,
-    Remark,
-    Step,
-    StepStatus,
-    TaskState,
-    UnreadableOp,
-    in_review_order,
-)
+from .ops import Entry, HunkStatus, Model, StepStatus
+from .state import HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
 from .transitions import status_word
 
 MAX_LISTED = 50

@@ -16,7 +16,8 @@ from . import keys
 from .hashing import digest
 from .hunks import HunkSpec, Lines, diff_hunks, locate_tolerant, split_lines
 from .limits import MAX_FILE_BYTES, InvalidInput
-from .models import ChangeKind, ChangeProposed, HunkBody, HunkRef
+from .ops import ChangeKind, ChangeProposed, HunkRef
+from .state import HunkBody
 
 MAX_HUNKS_PER_CHANGE = 2000
 MAX_DIFF_BYTES = 3 * MAX_FILE_BYTES

@@ -24,14 +24,14 @@ from pydantic import Field, ValidationError
 from pydantic_core import from_json
 
 from .hashing import digest
-from .models import (
+from .ops import Model
+from .state import (
     Change,
     EffectState,
     FileRead,
     HunkState,
     LandingState,
     Listing,
-    Model,
     Remark,
     Step,
     TaskState,

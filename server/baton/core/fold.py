@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .models import Change as ChangeState
-from .models import (
+from .ops import (
     ChangeLanded,
     ChangeLanding,
     ChangeProposed,
@@ -23,25 +22,28 @@ from .models import (
     EffectDone,
     EffectFailed,
     EffectIntent,
-    EffectState,
-    FileRead,
     HunkRef,
     HunkReviewed,
-    HunkState,
     HunkStatus,
-    LandingState,
-    Listing,
     Op,
     OpKind,
-    Remark,
-    Step,
     StepSet,
     TaskClaimed,
     TaskCreated,
     TaskFinished,
     TaskReleased,
-    TaskState,
     Unreadable,
+)
+from .state import Change as ChangeState
+from .state import (
+    EffectState,
+    FileRead,
+    HunkState,
+    LandingState,
+    Listing,
+    Remark,
+    Step,
+    TaskState,
     UnreadableOp,
 )
 from .transitions import after_write, next_status

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .models import OpKind
+from .ops import OpKind
 
 
 def derive(*parts: object) -> str:

@@ -25,7 +25,8 @@ from . import keys
 from .changes import BuiltChange, change_kind, decode_text, hunk_refs
 from .hashing import digest
 from .hunks import apply_located, diff_hunks, join_lines, locate_tolerant, split_lines
-from .models import ChangeKind, ChangeLanded, HunkBody, LandedOutcome
+from .ops import ChangeKind, ChangeLanded, LandedOutcome
+from .state import HunkBody
 
 
 @dataclass(frozen=True, slots=True)

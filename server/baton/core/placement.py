@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .hunks import Lines, Located, locate_tolerant, split_lines
-from .models import HunkBody, HunkState, HunkStatus, TaskState
+from .ops import HunkStatus
+from .state import HunkBody, HunkState, TaskState
 
 
 class Shown(StrEnum):

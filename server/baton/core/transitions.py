@@ -14,7 +14,8 @@ that write; once a proposal is applied, changing it again is a new change, not a
 
 from __future__ import annotations
 
-from .models import Decision, HunkState, HunkStatus
+from .ops import Decision, HunkStatus
+from .state import HunkState
 
 S = HunkStatus
 D = Decision

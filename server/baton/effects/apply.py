@@ -29,17 +29,9 @@ from pathlib import Path
 from baton.core import keys, paths
 from baton.core.hashing import content_hash
 from baton.core.hunks import Lines, apply_located, join_lines, locate_tolerant, split_lines
-from baton.core.models import (
-    ChangeKind,
-    EffectFailed,
-    EffectState,
-    HunkBody,
-    HunkState,
-    HunkStatus,
-    TaskState,
-    in_review_order,
-)
+from baton.core.ops import ChangeKind, EffectFailed, HunkStatus
 from baton.core.placement import expected_line
+from baton.core.state import EffectState, HunkBody, HunkState, TaskState, in_review_order
 from baton.store import OpConflict
 from baton.workspace.hunk_text import hunk_body, new_lines_of
 from baton.workspace.workspace import Workspace

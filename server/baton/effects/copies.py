@@ -18,12 +18,9 @@ from typing import Literal
 from baton.core import paths
 from baton.core.hashing import content_hash
 from baton.core.hunks import apply_located, join_lines, locate_tolerant, split_lines
-from baton.core.models import (
-    ChangeKind,
-    EffectState,
-    HunkStatus,
-)
+from baton.core.ops import ChangeKind, HunkStatus
 from baton.core.placement import expected_line
+from baton.core.state import EffectState
 from baton.store import OpConflict
 from baton.workspace.file_writes import Write
 from baton.workspace.hunk_text import hunk_body, new_lines_of

@@ -26,17 +26,16 @@ from baton.core import keys, paths
 from baton.core.changes import BuiltChange
 from baton.core.hashing import content_hash, digest
 from baton.core.landed import Awaiting, build_landed, reviewed_base
-from baton.core.models import (
+from baton.core.ops import (
     ChangeKind,
     ChangeLanded,
     ChangeLanding,
     HunkStatus,
     LandedOutcome,
-    LandingState,
     OpKind,
-    TaskState,
 )
 from baton.core.placement import expected_line
+from baton.core.state import LandingState, TaskState
 from baton.store import NewOp, OpConflict
 from baton.workspace.hunk_text import hunk_body
 from baton.workspace.workspace import Workspace

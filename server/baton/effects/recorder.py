@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from baton.core import keys
-from baton.core.models import (
+from baton.core.ops import (
     DoneOutcome,
     EffectDone,
     EffectFailed,

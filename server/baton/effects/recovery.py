@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from baton.core.models import EffectState, TaskState
+from baton.core.state import EffectState, TaskState
 from baton.effects.recorder import EffectResult
 from baton.workspace.workspace import Workspace
 

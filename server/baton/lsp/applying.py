@@ -26,8 +26,9 @@ from lsprotocol import types
 from baton.core import paths
 from baton.core.hashing import content_hash
 from baton.core.hunks import Lines
-from baton.core.models import EffectState, HunkState, HunkStatus
+from baton.core.ops import HunkStatus
 from baton.core.placement import Placed, Shown
+from baton.core.state import EffectState, HunkState
 from baton.effects.apply import (
     apply_hunk,
     dangling_here,

@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from baton.core.hunks import split_lines
-from baton.core.models import Decision, HunkState, HunkStatus, in_review_order
+from baton.core.ops import Decision, HunkStatus
+from baton.core.state import HunkState, in_review_order
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
 

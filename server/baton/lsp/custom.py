@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from baton.core.models import HunkStatus, in_review_order, page_key
+from baton.core.ops import HunkStatus
+from baton.core.state import in_review_order, page_key
 
 from . import protocol as p
 from .presentation import hunk_content, hunk_views, task_view

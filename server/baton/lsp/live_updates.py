@@ -27,15 +27,8 @@ from pygls.uris import to_fs_path
 
 from baton.checkout import catchup
 from baton.core import keys
-from baton.core.models import (
-    EffectDone,
-    EffectIntent,
-    EffectState,
-    HunkState,
-    HunkStatus,
-    OpKind,
-    TaskState,
-)
+from baton.core.ops import EffectDone, EffectIntent, HunkStatus, OpKind
+from baton.core.state import EffectState, HunkState, TaskState
 from baton.effects.apply import apply_hunk, settle
 from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task

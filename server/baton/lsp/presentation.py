@@ -20,8 +20,9 @@ from lsprotocol import types
 
 from baton.core import paths
 from baton.core.hunks import Lines, render_hunk, split_lines
-from baton.core.models import HunkState, HunkStatus, TaskState
+from baton.core.ops import HunkStatus
 from baton.core.placement import Candidate, Placed, Shown, applied_shifts, expected_line, place
+from baton.core.state import HunkState, TaskState
 from baton.effects.final_state import read_bytes
 from baton.workspace.hunk_text import new_lines_of
 from baton.workspace.workspace import Workspace

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from baton.core.limits import MAX_FILE_BYTES
-from baton.core.models import MAX_TEXT, HunkStatus
+from baton.core.ops import MAX_TEXT, HunkStatus
 
 PROTOCOL_VERSION = 2
 """2: `baton/didChangeState` names only the tasks that changed (1: every task)."""

@@ -27,8 +27,8 @@ from pygls.uris import to_fs_path
 from baton import __version__
 from baton.core import paths
 from baton.core.hunks import Lines
-from baton.core.models import HunkBody, HunkState, TaskState
 from baton.core.placement import Placed
+from baton.core.state import HunkBody, HunkState, TaskState
 from baton.lsp.jsonrpc.server import StdioLanguageServer
 from baton.review.decisions import HunkNotFound, ReviewRefused, find_hunk
 from baton.store import StoreError

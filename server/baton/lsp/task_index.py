@@ -26,7 +26,8 @@ from typing import Any
 
 from pygls.uris import from_fs_path
 
-from baton.core.models import HunkStatus, Op, OpKind, TaskState
+from baton.core.ops import HunkStatus, Op, OpKind
+from baton.core.state import TaskState
 from baton.workspace.workspace import Workspace
 
 Group = tuple[Path, str, str]

@@ -10,7 +10,8 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from baton.api.worker import Task
-from baton.core.models import HunkState, HunkStatus
+from baton.core.ops import HunkStatus
+from baton.core.state import HunkState
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,8 @@ from pydantic import Field
 from baton.api.calls import AppliedEffect, FileText, FolderListing, Held
 from baton.core.brief import MAX_LISTED, HandoffBrief, HunkBrief, bound, hunk_brief
 from baton.core.brief import NEW_TASK as NEW_TASK_PLAIN
-from baton.core.models import HunkState, HunkStatus, Model, TaskState, in_review_order
+from baton.core.ops import HunkStatus, Model
+from baton.core.state import HunkState, TaskState, in_review_order
 
 __all__ = ["AppliedEffect", "FileText", "FolderListing"]
 

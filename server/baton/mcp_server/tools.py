@@ -49,7 +49,7 @@ from baton.api.calls import (
 )
 from baton.api.worker import Task, waited_for
 from baton.core.brief import hunk_brief, render_markdown
-from baton.core.models import HunkStatus
+from baton.core.ops import HunkStatus
 from baton.store import StoreUnavailable, TaskClosed, TaskExists, TaskNotFound
 
 from . import progress

@@ -13,7 +13,8 @@ from baton.core import keys
 from baton.core.fold import writing
 from baton.core.hashing import digest
 from baton.core.limits import MAX_FILE_BYTES
-from baton.core.models import Decision, HunkReviewed, HunkState, HunkStatus, OpKind, TaskState
+from baton.core.ops import Decision, HunkReviewed, HunkStatus, OpKind
+from baton.core.state import HunkState, TaskState
 from baton.core.transitions import decided_as, next_status
 from baton.store import NewOp, OpConflict, StoreError
 from baton.workspace.workspace import Workspace

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from baton.core.models import UNFENCED_KINDS, Model, Op, OpKind, TaskFinished, TaskInfo
+from baton.core.ops import UNFENCED_KINDS, Model, Op, OpKind, TaskFinished
+from baton.core.state import TaskInfo
 
 
 class StoreError(Exception):

@@ -9,15 +9,8 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from baton.core.limits import InvalidInput
-from baton.core.models import (
-    PAYLOAD_TYPES,
-    Op,
-    OpKind,
-    Payload,
-    TaskInfo,
-    Unreadable,
-    parse_payload,
-)
+from baton.core.ops import PAYLOAD_TYPES, Op, OpKind, Payload, Unreadable, parse_payload
+from baton.core.state import TaskInfo
 
 from .base import NewOp
 

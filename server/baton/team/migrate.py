@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.core.limits import InvalidInput
-from baton.core.models import Model
+from baton.core.ops import Model
 from baton.faults import crash_point
 from baton.store import StoredCheckpoint, StoreUnavailable, config
 from baton.store.postgres import blobs as pg_blobs

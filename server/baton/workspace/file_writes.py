@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from baton.core.models import (
+from baton.core.ops import (
     ChangeLanded,
     ChangeLanding,
     ContextRead,

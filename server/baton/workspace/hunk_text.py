@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from baton.core.hunks import Lines
-from baton.core.models import HunkBody, HunkState
+from baton.core.state import HunkBody, HunkState
 
 from .workspace import Workspace
 

@@ -9,7 +9,8 @@ does not grow with every proposal it ever made. Who asks to see those hunks
 from __future__ import annotations
 
 from baton.core.fold import proposed_hunk
-from baton.core.models import ChangeProposed, HunkState, HunkStatus, OpKind, TaskState
+from baton.core.ops import ChangeProposed, HunkStatus, OpKind
+from baton.core.state import HunkState, TaskState
 
 from .workspace import Workspace
 

@@ -25,7 +25,8 @@ from baton.core import checkpoints
 from baton.core.checkpoints import Damaged
 from baton.core.fold import apply_or_note
 from baton.core.hashing import digest
-from baton.core.models import Op, StepSet, StepStatus, TaskState
+from baton.core.ops import Op, StepSet, StepStatus
+from baton.core.state import TaskState
 from baton.faults import crash_point
 from baton.store import (
     NewOp,

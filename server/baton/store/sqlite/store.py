@@ -49,16 +49,8 @@ from baton.core import keys
 from baton.core.checkpoints import HEAD_BYTES
 from baton.core.hashing import digest
 from baton.core.limits import MAX_TTL, InvalidInput, lease_seconds
-from baton.core.models import (
-    Model,
-    Op,
-    OpKind,
-    TaskClaimed,
-    TaskCreated,
-    TaskFinished,
-    TaskInfo,
-    TaskReleased,
-)
+from baton.core.ops import Model, Op, OpKind, TaskClaimed, TaskCreated, TaskFinished, TaskReleased
+from baton.core.state import TaskInfo
 from baton.faults import crash_point
 from baton.store.base import (
     BlobMissing,
