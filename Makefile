@@ -58,19 +58,14 @@ vscode-screenshots: $(STAMP) vscode
 
 # Tiers. test-unit: the pure core and the store on real SQLite files, in seconds.
 # test-fast, the inner loop: everything not marked slow (the crash matrix, torture, fuzz,
-# the full demo), real servers and editors included, in under two minutes: two pytest
-# processes, one per core, FAST_SPLIT's folders in the second (its report comes last).
-# test: all of it.
-FAST_SPLIT := tests/lsp tests/editors tests/mcp tests/cli
+# the full demo, installing the wheel, the real Claude Code, network partitions), real
+# servers and editors included, a pytest worker per core (pytest-xdist, a file's tests
+# on one worker). test: all of it.
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/store -q
 
 test-fast: $(STAMP) editors
-	@log=$$(mktemp); \
-	$(BIN)/python -m pytest -m 'not slow' -x -q $(FAST_SPLIT) >$$log 2>&1 & split=$$!; \
-	$(BIN)/python -m pytest -m 'not slow' -x -q $(addprefix --ignore=,$(FAST_SPLIT)); \
-	rest=$$?; wait $$split; split=$$?; cat $$log; rm -f $$log; \
-	[ $$rest = 0 ] && [ $$split = 0 ]
+	$(BIN)/python -m pytest -m 'not slow' -x -q -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench

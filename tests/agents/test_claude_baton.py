@@ -23,6 +23,10 @@ from tests.agents.scripted_model import ScriptedModel, Turn
 from tests.conftest import until
 from tests.lsp.conftest import start_editor, stop_editor
 
+# `make test` runs these, the inner loop does not: drives the real Claude Code binary, a session
+# at a time.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 NOTES = "alpha\nbeta\n"

@@ -259,6 +259,7 @@ def path_corpus(layout: Layout) -> list[tuple[str | bytes, str]]:
     return corpus
 
 
+@pytest.mark.slow  # every path of the corpus through every call, in processes: `make test`
 def test_the_path_corpus_is_refused_by_every_agent_call(layout: Layout) -> None:
     """read, list, propose (full content, creation and deletion) and propose --diff:
     every hostile path is refused in one line; nothing is recorded or written."""

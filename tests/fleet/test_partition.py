@@ -11,12 +11,17 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from baton.core.ops import Op
 from baton.workspace.workspace import Workspace
 
 from . import checks
 from .conftest import DEAD_PEER_S, Fleet, Proc
+
+# `make test` runs these, the inner loop does not: each cuts workers off the database for
+# the dead-peer bound, on network namespaces.
+pytestmark = pytest.mark.slow
 
 TASK = "cut"
 

@@ -36,6 +36,10 @@ import baton
 
 from ..lsp.wire import INITIALIZED, frame, initialize, read_message
 
+# `make test` runs these, the inner loop does not: builds the wheel and installs it with pip,
+# pipx and uv, as a user does.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "baton-review"
 """The name on PyPI (pyproject.toml); the command and the import package are `baton`."""
