@@ -3,21 +3,21 @@
 // registers only the extension's own ids.
 
 import * as vscode from 'vscode';
-import { acceptEditedVersion } from './acceptEdited';
-import { BatonClient } from './client';
-import { hunkArgsOf, isHunkNode } from './commandArgs';
-import { HunkDiffProvider } from './diff';
-import { HunkCommands, reveal } from './hunkCommands';
-import { InlineView } from './inlineView';
-import { Placements, type Transition } from './placements';
-import { restoreMessage } from './messages';
+import { acceptEditedVersion } from './editing/editedVersion.vscode';
+import { BatonClient } from './server/client.vscode';
+import { hunkArgsOf, isHunkNode } from './tasks/commands';
+import { HunkDiffProvider } from './diff/documents.vscode';
+import { HunkCommands, reveal } from './navigation/cursor.vscode';
+import { InlineView } from './inline/marks.vscode';
+import { Placements, type Transition } from './server/placements';
+import { restoreMessage } from './notices/messages';
 import * as p from './protocol';
-import { ProposalFileSystem } from './proposalFileSystem';
-import { onDidChangeInterpreter } from './python';
-import { pendingCount, statusBar } from './statusBar';
-import { TasksTree } from './tasksTree';
-import { reportedWrites, type Unapplied, unapplied, writtenMessage, writtenSince } from './writtenOnStart';
-import type { HunkNode } from './treeNodes';
+import { ProposalFileSystem } from './editing/proposalFileSystem.vscode';
+import { onDidChangeInterpreter } from './server/python.vscode';
+import { pendingCount, statusBar } from './tasks/statusBar';
+import { TasksTree } from './tasks/tree.vscode';
+import { reportedWrites, type Unapplied, unapplied, writtenMessage, writtenSince } from './notices/writtenOnStart';
+import type { HunkNode } from './tasks/tree';
 
 const VIEW = 'baton.tasks';
 
