@@ -9,19 +9,18 @@ import { hunkArgsOf, isHunkNode } from './tasks/commands';
 import { HunkDiffProvider } from './diff/documents.vscode';
 import { HunkCommands, reveal } from './navigation/cursor.vscode';
 import { InlineView } from './inline/marks.vscode';
-import { Placements, type Transition } from './server/placements';
+import type { Placements } from './server/placements';
+import { PlacementFeed } from './server/placements.vscode';
 import { restoreMessage } from './notices/messages';
 import * as p from './protocol';
 import { ProposalFileSystem } from './editing/proposalFileSystem.vscode';
-import { onDidChangeInterpreter } from './server/python.vscode';
+import { registerRestarts } from './server/restarts.vscode';
 import { pendingCount, statusBar } from './tasks/statusBar';
 import { TasksTree } from './tasks/tree.vscode';
 import { reportedWrites, type Unapplied, unapplied, writtenMessage, writtenSince } from './notices/writtenOnStart';
 import type { HunkNode } from './tasks/tree';
 
 const VIEW = 'baton.tasks';
-
-let batonClient: BatonClient | undefined;
 
 /** What `activate` returns: the extension's parts, for the end-to-end tests (e2e/suite). */
 export interface BatonApi {
@@ -35,30 +34,22 @@ export interface BatonApi {
 
 export async function activate(context: vscode.ExtensionContext): Promise<BatonApi> {
   const output = vscode.window.createOutputChannel('Baton', { log: true });
-  const client = new BatonClient(output);
-  batonClient = client;
+  const client = BatonClient.forExtension(output);
   // Where every hunk sits now: fed first on each publish, so what reads it sees the new state.
-  const placements = new Placements();
-  const moved = new vscode.EventEmitter<Transition[]>();
-  context.subscriptions.push(
-    moved,
-    client.onDidPublish((publish) => moved.fire(placements.publish(publish.uri, publish.hunks))),
-    client.onDidChangeServerState((state) => {
-      if (state !== 'running') placements.clear();
-    }),
-  );
+  const feed = new PlacementFeed(client);
+  const placements = feed.placements;
+  context.subscriptions.push(feed);
   const tree = new TasksTree(client, placements);
   const view = vscode.window.createTreeView(VIEW, { treeDataProvider: tree, showCollapseAll: true });
   const diffs = new HunkDiffProvider(client, placements);
   const proposals = new ProposalFileSystem(diffs);
   const inline = new InlineView(client, diffs, placements);
-  const hunks = new HunkCommands(client, placements, inline.onDidDraw, moved.event);
+  const hunks = new HunkCommands(client, placements, inline.onDidDraw, feed.onDidMove);
   const status = vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50);
   status.name = 'Baton';
   status.command = 'baton.focusTasks';
   context.subscriptions.push(output, tree, view, diffs, proposals, status, inline, hunks);
 
-  const restartSoon = debounced(500, () => void client.restart());
   const focusTasks = () => vscode.commands.executeCommand(`${VIEW}.focus`);
 
   // Accepted hunks written behind the developer at a server start (writtenOnStart.ts): the
@@ -149,7 +140,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
       }
     }),
 
-    vscode.commands.registerCommand('baton.restartServer', () => client.restart()),
     vscode.commands.registerCommand('baton.showOutput', () => output.show(true)),
     vscode.commands.registerCommand('baton.focusTasks', focusTasks),
 
@@ -199,29 +189,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
         void vscode.window.showErrorMessage(`Baton: cannot open hunk ${args.hunkId}: ${messageOf(e)}`);
       }
     }),
-
-    vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('baton.python')) restartSoon();
-    }),
   );
-
-  const interpreterWatch = await onDidChangeInterpreter(
-    debounced(1000, () => {
-      // Only when the interpreter came from the Python extension (or failed to be found).
-      if (client.interpreter?.source !== 'setting') void client.restart();
-    }),
-  );
-  if (interpreterWatch) context.subscriptions.push(interpreterWatch);
-
-  context.subscriptions.push({ dispose: () => void client.dispose() });
+  context.subscriptions.push(await registerRestarts(client), { dispose: () => void client.dispose() });
   void vscode.commands.executeCommand('setContext', 'baton.serverState', 'stopped');
   void client.start();
   return { client, tree, status, placements, inline, hunks };
 }
 
-export async function deactivate(): Promise<void> {
-  await batonClient?.stop();
-  batonClient = undefined;
+export function deactivate(): Promise<void> {
+  return BatonClient.stopCurrent();
 }
 
 function messageOf(e: unknown): string {
@@ -249,12 +225,4 @@ async function pickHunk(
     { title, matchOnDescription: true, matchOnDetail: true },
   );
   return picked ? { hunkId: picked.node.hunk.id, taskId: picked.node.hunk.taskId } : undefined;
-}
-
-function debounced<A extends unknown[]>(ms: number, fn: (...args: A) => void): (...args: A) => void {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return (...args: A) => {
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => fn(...args), ms);
-  };
 }

@@ -76,6 +76,9 @@ async function hasDatabase(): Promise<boolean> {
 }
 
 export class BatonClient implements vscode.Disposable {
+  /** The client the extension runs (`forExtension`), for `deactivate` to stop. */
+  private static current: BatonClient | undefined;
+
   private client: LanguageClient | undefined;
   private serverState: ServerState = 'stopped';
   private queue: Promise<void> = Promise.resolve();
@@ -106,6 +109,20 @@ export class BatonClient implements vscode.Disposable {
   interpreter: Interpreter | undefined;
 
   constructor(readonly output: vscode.LogOutputChannel) {}
+
+  /** The client the extension runs: `stopCurrent` stops it when the extension is
+   * deactivated. */
+  static forExtension(output: vscode.LogOutputChannel): BatonClient {
+    const client = new BatonClient(output);
+    BatonClient.current = client;
+    return client;
+  }
+
+  /** For `deactivate`: VS Code waits for this promise, which it does not for a disposable's. */
+  static async stopCurrent(): Promise<void> {
+    await BatonClient.current?.stop();
+    BatonClient.current = undefined;
+  }
 
   get state(): ServerState {
     return this.serverState;
