@@ -3,24 +3,21 @@
 // registers only the extension's own ids.
 
 import * as vscode from 'vscode';
-import { acceptEditedVersion } from './editing/editedVersion.vscode';
+import { registerAcceptEditedVersion } from './editing/editedVersion.vscode';
 import { BatonClient } from './server/client.vscode';
-import { hunkArgsOf, isHunkNode } from './tasks/commands';
 import { HunkDiffProvider } from './diff/documents.vscode';
-import { HunkCommands, reveal } from './navigation/cursor.vscode';
+import { HunkCommands } from './navigation/cursor.vscode';
 import { InlineView } from './inline/marks.vscode';
 import type { Placements } from './server/placements';
 import { PlacementFeed } from './server/placements.vscode';
-import { restoreMessage } from './notices/messages';
+import { messageOf, restoreMessage } from './notices/messages';
 import * as p from './protocol';
 import { ProposalFileSystem } from './editing/proposalFileSystem.vscode';
 import { registerRestarts } from './server/restarts.vscode';
-import { pendingCount, statusBar } from './tasks/statusBar';
-import { TasksTree } from './tasks/tree.vscode';
+import { registerTaskCommands } from './tasks/commands.vscode';
+import { TasksStatus } from './tasks/statusBar.vscode';
+import { createTasksView, focusTasks, TasksTree } from './tasks/tree.vscode';
 import { reportedWrites, type Unapplied, unapplied, writtenMessage, writtenSince } from './notices/writtenOnStart';
-import type { HunkNode } from './tasks/tree';
-
-const VIEW = 'baton.tasks';
 
 /** What `activate` returns: the extension's parts, for the end-to-end tests (e2e/suite). */
 export interface BatonApi {
@@ -40,17 +37,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   const placements = feed.placements;
   context.subscriptions.push(feed);
   const tree = new TasksTree(client, placements);
-  const view = vscode.window.createTreeView(VIEW, { treeDataProvider: tree, showCollapseAll: true });
+  const view = createTasksView(tree);
   const diffs = new HunkDiffProvider(client, placements);
   const proposals = new ProposalFileSystem(diffs);
   const inline = new InlineView(client, diffs, placements);
   const hunks = new HunkCommands(client, placements, inline.onDidDraw, feed.onDidMove);
-  const status = vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50);
-  status.name = 'Baton';
-  status.command = 'baton.focusTasks';
-  context.subscriptions.push(output, tree, view, diffs, proposals, status, inline, hunks);
-
-  const focusTasks = () => vscode.commands.executeCommand(`${VIEW}.focus`);
+  context.subscriptions.push(output, tree, view, diffs, proposals, inline, hunks);
 
   // Accepted hunks written behind the developer at a server start (writtenOnStart.ts): the
   // first tree read after each start compares with what the last session left unapplied.
@@ -110,16 +102,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
     }),
   );
 
+  const status = new TasksStatus(tree, view);
   context.subscriptions.push(
-    tree.onDidChangeTasks((tasks) => {
-      const bar = statusBar(tasks);
-      status.text = bar.text;
-      status.tooltip = bar.tooltip;
-      if (bar.visible) status.show();
-      else status.hide();
-      const pending = pendingCount(tasks);
-      view.badge = pending > 0 ? { value: pending, tooltip: `${pending} pending review` } : undefined;
-    }),
+    status,
 
     client.onDidRestore(async (restore) => {
       const reported = reportedWrites(restore);
@@ -141,88 +126,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
     }),
 
     vscode.commands.registerCommand('baton.showOutput', () => output.show(true)),
-    vscode.commands.registerCommand('baton.focusTasks', focusTasks),
-
-    vscode.commands.registerCommand('baton.showHunkDiff', async (arg?: unknown) => {
-      const args = hunkArgsOf(arg) ?? (await pickHunk(tree, 'Show the diff of which hunk?'));
-      if (!args) return;
-      try {
-        return await diffs.show(args);
-      } catch (e) {
-        void vscode.window.showErrorMessage(`Baton: cannot show hunk ${args.hunkId}: ${messageOf(e)}`);
-        return undefined;
-      }
-    }),
-
-    vscode.commands.registerCommand('baton.acceptEditedVersion', (arg?: unknown) =>
-      acceptEditedVersion(client, proposals, arg),
-    ),
-
-    vscode.commands.registerCommand('baton.rejectWithComment', async (arg?: unknown) => {
-      const args =
-        hunkArgsOf(arg) ?? (await pickHunk(tree, 'Reject which hunk?', (h) => h.shown === 'pending'));
-      if (!args) return;
-      const comment = await vscode.window.showInputBox({
-        title: `Reject hunk ${args.hunkId.slice(0, 8)}`,
-        prompt: 'Why? The agent reads this comment when it resumes.',
-        placeHolder: 'e.g. keep the old name; it is part of the public API',
-        ignoreFocusOut: true,
-      });
-      if (comment === undefined) return;
-      const reject: p.RejectArgs = { ...args, comment };
-      await client.executeCommand<p.RejectResult>(p.REJECT, [reject]);
-    }),
-
-    vscode.commands.registerCommand('baton.revealHunk', async (arg?: unknown) => {
-      const args = hunkArgsOf(arg) ?? (await pickHunk(tree, 'Go to which hunk?'));
-      if (!args) return;
-      try {
-        // Where the buffer has it now (its latest diagnostic), else where the server last said.
-        const live = placements.find(args.hunkId);
-        const hunk =
-          live ??
-          (isHunkNode(arg)
-            ? arg.hunk
-            : (tree.findHunk(args.hunkId)?.hunk ?? (await client.request<p.HunkContent>(p.HUNK, args)).hunk));
-        await reveal(hunk);
-      } catch (e) {
-        void vscode.window.showErrorMessage(`Baton: cannot open hunk ${args.hunkId}: ${messageOf(e)}`);
-      }
-    }),
+    registerTaskCommands(client, tree, diffs, placements),
+    registerAcceptEditedVersion(client, proposals),
   );
   context.subscriptions.push(await registerRestarts(client), { dispose: () => void client.dispose() });
   void vscode.commands.executeCommand('setContext', 'baton.serverState', 'stopped');
   void client.start();
-  return { client, tree, status, placements, inline, hunks };
+  return { client, tree, status: status.item, placements, inline, hunks };
 }
 
 export function deactivate(): Promise<void> {
   return BatonClient.stopCurrent();
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** For commands run from the palette, with no hunk given. */
-async function pickHunk(
-  tree: TasksTree,
-  title: string,
-  filter: (h: HunkNode) => boolean = () => true,
-): Promise<p.HunkArgs | undefined> {
-  const hunks = (await tree.allHunks()).filter(filter);
-  if (hunks.length === 0) {
-    void vscode.window.showInformationMessage('Baton: no hunk to choose from.');
-    return undefined;
-  }
-  const picked = await vscode.window.showQuickPick(
-    hunks.map((h) => ({
-      label: h.label,
-      description: `${h.hunk.path}:${h.hunk.line + 1}`,
-      detail: `${h.shown} · task ${h.hunk.taskId} · ${h.hunk.id}`,
-      node: h,
-    })),
-    { title, matchOnDescription: true, matchOnDetail: true },
-  );
-  return picked ? { hunkId: picked.node.hunk.id, taskId: picked.node.hunk.taskId } : undefined;
 }

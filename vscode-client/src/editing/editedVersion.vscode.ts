@@ -67,7 +67,7 @@ async function closeEditors(doc: vscode.TextDocument): Promise<void> {
   }
 }
 
-export async function acceptEditedVersion(
+async function acceptEditedVersion(
   client: BatonClient,
   proposals: ProposalFileSystem,
   arg?: unknown,
@@ -120,4 +120,11 @@ export async function acceptEditedVersion(
   await closeEditors(doc);
   void vscode.window.showInformationMessage(acceptedMessage(result, version.changed));
   return result;
+}
+
+/** The *Accept Edited Version* command (the editor title's ✓ on a `baton-edit:` document). */
+export function registerAcceptEditedVersion(client: BatonClient, proposals: ProposalFileSystem): vscode.Disposable {
+  return vscode.commands.registerCommand('baton.acceptEditedVersion', (arg?: unknown) =>
+    acceptEditedVersion(client, proposals, arg),
+  );
 }

@@ -66,3 +66,8 @@ export function notInstalledMessage(python: string): string {
 export function errorText(message: string): string {
   return message.replace(/^(?:[A-Za-z_]\w*\.)*[A-Z]\w*: /, '');
 }
+
+/** What was thrown, as text. */
+export function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

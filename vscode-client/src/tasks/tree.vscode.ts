@@ -15,6 +15,19 @@ import { detailsToFetch, EVERYTHING, RefreshQueue, type Scope, scopeOfChange, ta
 import { complete, TaskPages } from './pages';
 import { buildTree, children, type HunkNode, hunkNodes, type Live, messageNode, type Node } from './tree';
 
+/** The Tasks view's id (package.json `contributes.views`). */
+export const TASKS_VIEW = 'baton.tasks';
+
+/** The Tasks view, drawn from `tree`. */
+export function createTasksView(tree: TasksTree): vscode.TreeView<Node> {
+  return vscode.window.createTreeView(TASKS_VIEW, { treeDataProvider: tree, showCollapseAll: true });
+}
+
+/** Shows the Tasks view. */
+export function focusTasks(): Thenable<unknown> {
+  return vscode.commands.executeCommand(`${TASKS_VIEW}.focus`);
+}
+
 export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private nodes: Node[] = [];
   private parents = new Map<string, Node>();
@@ -46,7 +59,7 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       vscode.commands.registerCommand('baton.loadMoreHunks', (taskId?: unknown) =>
         typeof taskId === 'string' ? this.loadMore(taskId) : undefined,
       ),
-      // Runs after the publish reached `placements` (extension.ts subscribes that first).
+      // Runs after the publish reached `placements` (the placement feed listens first).
       client.onDidPublish(() => this.rebuild()),
       client.onDidChangeState((change) => void this.refresh(scopeOfChange(change))),
       client.onDidRefresh(() => void this.refresh()),
