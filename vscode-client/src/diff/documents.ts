@@ -1,6 +1,5 @@
 // The read-only sides of a hunk's diff as URIs:
-// `baton-hunk:/<path>?hunk=<id>&task=<task>&side=base|proposed` (diff.ts serves them).
-// No `vscode` import: test/diffDocuments.test.ts runs this module under `node --test`.
+// `baton-hunk:/<path>?hunk=<id>&task=<task>&side=base|proposed` (the diff's provider serves them).
 
 import type * as p from '../protocol';
 

@@ -1,7 +1,7 @@
 // A hunk side by side: `baton-hunk:` documents serve `base` and `proposed` from
 // `baton/hunk`, and `vscode.diff` shows the two. While the hunk is pending, the right side
-// is a `baton-edit:` document instead (proposalFileSystem.ts), which the developer can edit
-// and accept (acceptEdited.ts). One cache of `baton/hunk` answers serves both.
+// is a `baton-edit:` document instead (the proposal file system), which the developer can edit
+// and accept (Accept Edited Version). One cache of `baton/hunk` answers serves both.
 
 import * as vscode from 'vscode';
 import type { BatonClient } from '../server/client.vscode';

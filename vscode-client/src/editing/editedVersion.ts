@@ -5,7 +5,6 @@
 // lines, context after. The server's `baton.acceptEdited` wants the new lines alone, so the
 // extension cuts the context off again, and refuses when the developer changed the context
 // (those lines are not part of the hunk: accepting cannot change them).
-// No `vscode` import: test/editedHunk.test.ts runs this module under `node --test`.
 
 import { diffQuery, fileLines, parseDiffQuery } from '../diff/documents';
 import { hunkStatusWords } from '../tasks/labels';

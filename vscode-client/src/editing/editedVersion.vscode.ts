@@ -1,7 +1,7 @@
 // *Baton: Accept Edited Version*: accept a pending hunk with the lines the developer typed in
 // the right side of its diff. The server decides and applies (`baton.acceptEdited`, the same
 // path as `baton.accept`); this file only finds the document, cuts the context off
-// (editedHunk.ts), asks before an empty version, and closes the diff once the server said yes.
+// (the pure module of the same name), asks before an empty version, and closes the diff once the server said yes.
 // The Tasks view and the status bar follow from `baton/didChangeState`, as for any decision.
 
 import * as vscode from 'vscode';

@@ -3,7 +3,7 @@
 // Reading gives the proposal from `baton/hunk` (context, the agent's new lines, context).
 // Saving does NOT accept: it keeps the text as a draft, in memory, that the document shows
 // again when it is reopened. Accepting is a decision and decisions are final, so it takes
-// the explicit *Accept Edited Version* (acceptEdited.ts): auto save, Ctrl+S out of habit or
+// the explicit *Accept Edited Version* command: auto save, Ctrl+S out of habit or
 // "Save All" must never decide a hunk. Once the hunk is decided (here, in another window,
 // from the CLI) the document turns read-only and its draft is dropped.
 

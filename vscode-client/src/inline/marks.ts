@@ -1,6 +1,7 @@
 // The inline view as plain data: for each placed hunk, which lines of the buffer to paint
 // (added green, to-be-removed red) and which ghost text to attach where (the lines that are
-// not in the buffer). inlineView.ts turns these marks into editor decorations.
+// not in the buffer). The module of the same name on VS Code's side turns them into
+// editor decorations.
 //
 // What is in the buffer depends on the hunk:
 // - a pending PROPOSAL (and an accepted hunk the developer undid): the buffer holds the old
@@ -15,7 +16,6 @@
 // what counts as stale) stays the one definition of where a hunk is. The buffer is only
 // checked: a hunk whose expected lines are not where the diagnostic says (a publish for an
 // older version of the buffer, overtaken by typing) gets no marks until the next publish.
-// No `vscode` import: test/inlineMarks.test.ts runs this module under `node --test`.
 
 /** A hunk's own lines, without terminators (context left out). */
 export interface HunkText {

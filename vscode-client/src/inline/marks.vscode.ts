@@ -1,8 +1,8 @@
 // The inline view: every placed hunk in a visible editor, drawn in the file itself — the
 // buffer's lines a proposal removes in red and the lines it would put in as ghost text; a
 // landed hunk's lines (the agent wrote them) in green with the lines it replaced as ghost
-// text. What to draw is inlineMarks.ts; where, the server's latest diagnostics
-// (placements.ts), redrawn on each publish, so it follows the buffer as it is typed in.
+// text. What to draw is the pure module of the same name; where, the server's
+// latest diagnostics (the placements), redrawn on each publish, so it follows the buffer as it is typed in.
 //
 // Why ghost text for the lines that are not in the buffer: VS Code's own inline diff
 // shows them in rows of their own (view zones), and the extension API has none. The

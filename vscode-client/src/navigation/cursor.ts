@@ -1,7 +1,6 @@
 // Which hunk is at the cursor, which comes next or before it, and what can be done with it
 // (the context keys behind menus and keybindings), as plain data over the server's
-// positions (placements.ts).
-// No `vscode` import: test/hunkNavigation.test.ts runs this module under `node --test`.
+// positions (the placements).
 
 import * as p from '../protocol';
 

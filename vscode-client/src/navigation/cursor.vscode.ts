@@ -2,7 +2,7 @@
 // task), accept / reject / keep / undo / undo with a comment / un-accept it, the context
 // keys that show only what applies, and the move to the next hunk after each decision.
 // Also what the extension says when the developer undoes an accepted edit. What the
-// commands decide is hunkNavigation.ts; where hunks are, placements.ts.
+// commands decide is the pure module of the same name; where hunks are, the placements.
 
 import * as vscode from 'vscode';
 import type { BatonClient } from '../server/client.vscode';

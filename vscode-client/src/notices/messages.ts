@@ -6,7 +6,6 @@
 // exact text of the message that follows. The extension shows its own notification (with a
 // Show button) from the event, and drops the one plain message with that text: routing by
 // a field the server sends, never by matching its English.
-// No `vscode` import: test/messages.test.ts runs this module under `node --test`.
 
 import { protocolSupported } from '../server/compatibility';
 import type * as p from '../protocol';

@@ -1,6 +1,6 @@
 // The server's restore and new-proposal events, said by the extension itself: a
 // notification with a Show button that opens the Tasks view. The text, and the server's
-// plain message that says the same and is dropped, come from messages.ts.
+// plain message that says the same and is dropped, come from the pure module of the same name.
 
 import * as vscode from 'vscode';
 import type { BatonClient } from '../server/client.vscode';

@@ -6,7 +6,6 @@
 // saw accepted and not applied, and after each server start names those now applied.
 // A server that reports the writes itself (`written` in baton/didRestore's tasks) is
 // taken at its word instead.
-// No `vscode` import: test/writtenOnStart.test.ts runs this module under `node --test`.
 
 import type * as p from '../protocol';
 

@@ -1,5 +1,5 @@
 // Accepted hunks written to disk behind the developer, told after each server start (what
-// counts and what is said: writtenOnStart.ts). The first read of the Tasks view after a start
+// counts and what is said: the pure module of the same name). The first read of the Tasks view after a start
 // compares the hunks with those the last session left accepted and unapplied, kept in the
 // workspace state; the hunks a server reports writing (`baton/didRestore`) are said as the
 // server's, and left out of that guess.

@@ -101,7 +101,7 @@ export class BatonClient implements vscode.Disposable {
   readonly onDidPropose = this.proposeEmitter.event;
   /** The server's `baton.refresh` ran (the Refresh command): read everything again. */
   readonly onDidRefresh = this.refreshEmitter.event;
-  /** The server published a file's diagnostics: where its hunks sit now (placements.ts). */
+  /** The server published a file's diagnostics: where its hunks sit now (the placements). */
   readonly onDidPublish = this.publishEmitter.event;
   /** A decision went through (accept, reject, keep, undo …): the view moves on. */
   readonly onDidDecide = this.decideEmitter.event;
@@ -211,7 +211,7 @@ export class BatonClient implements vscode.Disposable {
     const client = new LanguageClient('baton', 'Baton', serverOptions, clientOptions);
     this.messages = new ServerMessages(); // nothing a server before this one announced
     client.onNotification(p.DID_CHANGE_STATE, (params: p.StateChange) => this.changeEmitter.fire(params));
-    // Each event comes right before the plain message that says it (messages.ts): the
+    // Each event comes right before the plain message that says it (ServerMessages): the
     // extension says it instead, with a Show button, and drops that message.
     client.onNotification(p.DID_RESTORE, (params: p.Restore) => {
       if (!protocolSupported(params.version)) return;

@@ -1,5 +1,4 @@
 // Which server protocol versions this extension reads, and what it says about a newer one.
-// No `vscode` import: test/compatibility.test.ts runs this module under `node --test`.
 
 import * as p from '../protocol';
 

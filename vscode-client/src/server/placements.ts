@@ -3,11 +3,10 @@
 // every edit of its buffer, so this follows the buffer as it is typed in; the inline view,
 // the Tasks view's line numbers, Go to Hunk, next / previous and the cursor's context keys
 // all read it, instead of the line `baton/task` gave when it was last fetched.
-// No `vscode` import: test/placements.test.ts runs this module under `node --test`.
 
 import type { Spot } from '../navigation/cursor';
 
-/** A Baton diagnostic, reduced to what is read from it (client.ts makes these). */
+/** A Baton diagnostic, reduced to what is read from it (the client makes these from each publish). */
 export interface Published {
   hunkId: string;
   taskId: string;

@@ -1,5 +1,5 @@
 // Where every hunk sits now, kept up to date from the server: each publish of a file's
-// diagnostics goes into the placements (placements.ts), whose answer — the hunks whose
+// diagnostics goes into the placements, whose answer — the hunks whose
 // shown state changed — is an event; when the server is not running there are none.
 
 import * as vscode from 'vscode';

@@ -1,7 +1,6 @@
 // What a command is given, as the server wants it: Tasks view nodes become the strict
 // argument objects the server validates (extra="forbid"), and the extension's own hunk
 // commands find their hunk in a node, a lens's HunkArgs or a bare id.
-// No `vscode` import: test/commandArgs.test.ts runs this module under `node --test`.
 
 import * as p from '../protocol';
 import type { HunkNode, Node } from './tree';

@@ -1,6 +1,6 @@
 // The extension's own commands on a hunk, run from a row of the Tasks view, a lens or the
 // Command Palette (which offers a pick of every hunk): Show Hunk Diff, Reject with
-// Comment…, Go to Hunk; and Show Tasks. Which hunk each is given: commands.ts. The server's
+// Comment…, Go to Hunk; and Show Tasks. Which hunk each is given: the command arguments. The server's
 // commands (baton.accept, …) are registered by vscode-languageclient, never here.
 
 import * as vscode from 'vscode';

@@ -1,6 +1,5 @@
 // What the Tasks view says and shows for each thing: labels, descriptions, tooltips, icons
-// and status words of hunks, plan steps and tasks. treeNodes.ts puts them on the nodes.
-// No `vscode` import: test/labels.test.ts runs this module under `node --test`.
+// and status words of hunks, plan steps and tasks. The tree's nodes carry them.
 
 import type * as p from '../protocol';
 

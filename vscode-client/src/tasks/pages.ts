@@ -2,7 +2,6 @@
 // shows the first page of each task and reads more when asked, so a task of thousands of
 // hunks costs the sidebar what a short one does (issue 13). A server older than pages
 // rejects the params; the reader then asks for whole tasks, as before.
-// No `vscode` import: test/taskPages.test.ts runs this module under `node --test`.
 
 import * as p from '../protocol';
 

@@ -1,7 +1,6 @@
 // When the Tasks view reads again, and what: `baton/didChangeState` names the tasks that
 // changed, so only their `baton/task` is fetched again (the task list, one cheap request,
 // always is); a restore, the Refresh command, a new setting or a start read everything.
-// No `vscode` import: test/refresh.test.ts runs this module under `node --test`.
 
 import { protocolSupported } from '../server/compatibility';
 import type * as p from '../protocol';

@@ -1,5 +1,4 @@
 // The status bar item's text and tooltip, from the open tasks' counts.
-// No `vscode` import: test/statusBar.test.ts runs this module under `node --test`.
 
 import type * as p from '../protocol';
 

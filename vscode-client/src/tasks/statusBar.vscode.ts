@@ -1,6 +1,6 @@
 // The open tasks summed up outside the Tasks view, on each read of the tree: the status bar
 // item (pending and accepted counts; a click shows the view) and the view's badge (pending
-// hunks). What they say is statusBar.ts.
+// hunks). What they say is the pure module of the same name.
 
 import * as vscode from 'vscode';
 import type { Node } from './tree';

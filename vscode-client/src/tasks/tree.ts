@@ -1,7 +1,6 @@
 // The Tasks view as plain data: task → plan and files → hunks, built from `baton/tasks`
-// and each task's `baton/task`. tasksTree.ts turns these nodes into TreeItems; what each
-// node says and shows comes from labels.ts.
-// No `vscode` import: test/treeNodes.test.ts runs this module under `node --test`.
+// and each task's `baton/task`. The module of the same name on VS Code's side turns these
+// nodes into TreeItems; what each node says and shows comes from the labels.
 
 import { protocolSupported, versionWarning } from '../server/compatibility';
 import {
@@ -97,7 +96,7 @@ export interface BuildOptions {
   /** Unix seconds, to tell a live lease from an expired one. */
   now: number;
   /** Where each hunk sits now and how it is shown (its latest diagnostic, by hunk id):
-   * the buffer moves on between two `baton/task`s (placements.ts). */
+   * the buffer moves on between two `baton/task`s (the placements). */
   live?: ReadonlyMap<string, Live>;
 }
 

@@ -3,7 +3,7 @@
 // restore, the Refresh command, a new setting or a (re)start read everything. Never polled.
 // Between two reads, each publish of a file's diagnostics moves its hunks' rows to the
 // lines the buffer has them on now (and marks them stale, or not), from what it cached.
-// A task's hunks are read a page at a time (taskPages.ts): its first page, then one more
+// A task's hunks are read a page at a time (the task pages): its first page, then one more
 // each time its "N more hunks…" row is clicked; a refresh reads again as many as were read.
 
 import * as vscode from 'vscode';

@@ -1,4 +1,4 @@
-// diffDocuments.ts: the URIs of a hunk's diff sides.
+// diff/documents.ts: the URIs of a hunk's diff sides.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

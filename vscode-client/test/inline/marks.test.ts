@@ -1,4 +1,4 @@
-// inlineMarks.ts: what the inline view paints, from a hunk's text and the buffer.
+// inline/marks.ts: what the inline view paints, from a hunk's text and the buffer.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

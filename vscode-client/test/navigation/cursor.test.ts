@@ -1,4 +1,4 @@
-// hunkNavigation.ts: the hunk at the cursor, next / previous, and what can be done with it.
+// navigation/cursor.ts: the hunk at the cursor, next / previous, and what can be done with it.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// messages.ts: what the extension says, and which server messages it replaces.
+// notices/messages.ts: what the extension says, and which server messages it replaces.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// writtenOnStart.ts: saying which accepted hunks were written behind the developer.
+// notices/writtenOnStart.ts: saying which accepted hunks were written behind the developer.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

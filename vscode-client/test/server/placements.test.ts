@@ -1,4 +1,4 @@
-// placements.ts: where each hunk sits, from the server's publishes.
+// server/placements.ts: where each hunk sits, from the server's publishes.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// commandArgs.ts: tree nodes to the strict arguments the server validates.
+// tasks/commands.ts: tree nodes to the strict arguments the server validates.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// labels.ts: what the view says about counts (the rest through treeNodes.test.ts).
+// tasks/labels.ts: what the view says about counts (the rest through tree.test.ts).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// taskPages.ts: a task's hunks read a page at a time, against a fake `baton/task` that
+// tasks/pages.ts: a task's hunks read a page at a time, against a fake `baton/task` that
 // pages as docs/protocol.md says (and one that knows no pages).
 
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// refresh.ts: what the Tasks view reads again, and when.
+// tasks/refresh.ts: what the Tasks view reads again, and when.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// statusBar.ts: the status bar item and the view badge.
+// tasks/statusBar.ts: the status bar item and the view badge.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// treeNodes.ts: the Tasks view as data, built from the server's answers.
+// tasks/tree.ts: the Tasks view as data, built from the server's answers.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
