@@ -2,7 +2,6 @@
 //
 // Mirrors server/baton/lsp/protocol.py (the source of truth) and docs/protocol.md. A change
 // there changes this file too; test/protocol.test.ts fails when a name drifts.
-// No `vscode` import: this module is unit-tested with `node --test`.
 
 /** 2: `baton/didChangeState` names only the tasks that changed (1: every task). */
 export const PROTOCOL_VERSION = 2;

@@ -1,13 +1,14 @@
 // protocol.ts mirrors server/baton/lsp/protocol.py: the same names with the same values, and
 // the same payload fields on the wire. Both files are read as text here (a regex each), so a
 // rename on either side fails this test until the other side follows.
-// Also: package.json and extension.ts keep the rules that make vscode-languageclient happy.
+// Also: package.json and the commands the extension registers keep the rules that make
+// vscode-languageclient happy.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { cursorKeys } from '../src/hunkNavigation';
+import { cursorKeys } from '../src/navigation/cursor';
 import * as p from '../src/protocol';
 
 // out/test/ → vscode-client/
@@ -154,9 +155,10 @@ describe('the extension and vscode-languageclient', () => {
   };
   const declared = new Set(pkg.contributes.commands.map((c) => c.command));
   const registered = (() => {
-    const sources = ['extension.ts', 'client.ts', 'tasksTree.ts', 'diff.ts', 'hunkCommands.ts'].map((f) =>
-      readFileSync(resolve(CLIENT, 'src', f), 'utf8'),
-    );
+    const src = resolve(CLIENT, 'src');
+    const sources = readdirSync(src, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => readFileSync(resolve(src, f), 'utf8'));
     return sources.flatMap((s) => [...s.matchAll(/registerCommand\(\s*'([^']+)'/g)].map((m) => m[1]!));
   })();
 

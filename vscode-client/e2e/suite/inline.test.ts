@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension';
-import type { HunkNode } from '../../src/treeNodes';
+import type { HunkNode } from '../../src/tasks/tree';
 import { type Probe, waitFor as poll } from './waiting';
 
 const AGENT = path.resolve(__dirname, '../../e2e/agent.py');

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension';
 import * as p from '../../src/protocol';
-import type { MoreNode, Node, TaskNode } from '../../src/treeNodes';
+import type { MoreNode, Node, TaskNode } from '../../src/tasks/tree';
 import { waitFor } from './waiting';
 
 const AGENT = path.resolve(__dirname, '../../e2e/agent.py');
