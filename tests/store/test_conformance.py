@@ -1,40 +1,53 @@
 """What every store backend must do: the `Store` protocol's contract, run against each
 backend of tests/store/backends.py through one fixture (the way LangGraph ships one suite
-for its checkpoint savers). Only the backend's own file layout, schema and faults are
-tested apart (test_sqlite.py)."""
+for its checkpoint savers) — every method of the protocol (the last test holds the suite
+to that) and the schema's versions. Only the backend's own file layout, schema and faults
+are tested apart (test_sqlite.py, test_postgres.py)."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import inspect
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from baton.core.fold import rebuild
-from baton.core.hashing import digest
-from baton.core.limits import InvalidInput
-from baton.core.ops import ContextText, OpKind, StepSet, StepStatus, TaskFinished
+from baton.checkpoints import HEAD_BYTES
+from baton.fold import rebuild
+from baton.hashing import digest
+from baton.limits import InvalidInput
+from baton.models import ContextText, OpKind, StepSet, StepStatus, TaskFinished
 from baton.store import (
     LeaseHeld,
     NewOp,
     OpConflict,
     StaleEpoch,
     Store,
+    StoredCheckpoint,
     StoreUnavailable,
     TaskClosed,
     TaskExists,
     TaskNotFound,
 )
-from baton.workspace.workspace import Workspace
+from baton.store import base as store_base
+from baton.workspace import Workspace
 from tests.conftest import FakeClock
 
-from .backends import BACKENDS, Backend
+from .backends import BACKENDS, EARLIER_BLOB, EARLIER_LOG, OWN_DATABASE, Backend
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     return BACKENDS[request.param](tmp_path, request)
+
+
+@pytest.fixture(params=sorted(OWN_DATABASE))
+def own_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """A backend whose database is the test's alone: for a test that changes its schema."""
+    return OWN_DATABASE[request.param](tmp_path, request)
 
 
 @pytest.fixture
@@ -91,7 +104,7 @@ async def test_same_key_other_content_is_refused(store: Store) -> None:
 
 
 async def test_an_unreadable_op_is_never_stored(store: Store) -> None:
-    from baton.core.ops import Unreadable
+    from baton.models import Unreadable
 
     await started(store)
     with pytest.raises(InvalidInput, match="never stored"):
@@ -101,7 +114,7 @@ async def test_an_unreadable_op_is_never_stored(store: Store) -> None:
 async def test_a_payload_of_another_kind_is_refused_before_anything(store: Store) -> None:
     """A `context.note` carrying a `task.finished` payload would be stored under the wrong
     kind and read back unreadable: refused, and the log unchanged."""
-    from baton.core.ops import ContextText
+    from baton.models import ContextText
 
     epoch = await started(store)
     before = await store.last_lsn()
@@ -155,6 +168,72 @@ async def test_data_version_sees_other_connections(store: Store, backend: Backen
         assert await other.data_version() != seen
     finally:
         await other.close()
+
+
+async def test_a_waiter_sees_another_connections_commit(store: Store, backend: Backend) -> None:
+    """The loop every waiter runs (an agent's wait for review, the server's live updates):
+    wait, then look. With nothing new each wait still ends — a poll, a feed's safety net,
+    bounded by `limit` — and the look finds nothing; another connection's append ends
+    the loop."""
+    epoch = await started(store)
+    waiter = await backend.open()
+    waits = 0
+    quiet = asyncio.Event()
+    try:
+        seen = await waiter.data_version()
+
+        async def watch() -> None:
+            nonlocal waits
+            while await waiter.data_version() == seen:
+                await waiter.wait_for_change(0.01, limit=0.1)
+                waits += 1
+                if waits == 3:
+                    quiet.set()
+
+        watching = asyncio.create_task(watch())
+        await asyncio.wait_for(quiet.wait(), 10)  # three waits ended, nothing new seen
+        assert not watching.done()
+        await store.append(note("n", "x", epoch))
+        await asyncio.wait_for(watching, 10)
+        assert await waiter.data_version() != seen
+    finally:
+        await waiter.close()
+
+
+async def test_a_wait_never_outlasts_its_limit(store: Store, backend: Backend) -> None:
+    """A poll of an hour, and a backend that would wait an hour for news, with a limit of
+    next to nothing: the caller's deadline wins (an agent's `wait_for_review --timeout`).
+    The first waits may end sooner still (a feed's start wakes its waiters)."""
+    backend.wait_an_hour(store)
+    for limit in (0.0, 0.01, 0.01, 0.01):
+        await asyncio.wait_for(store.wait_for_change(3600, limit=limit), 10)
+
+
+async def test_a_moved_workspace_says_where_and_takes_no_more_writes(
+    store: Store, backend: Backend
+) -> None:
+    """`baton migrate --write-config` seals the workspace it moved: a store opened before
+    (an editor's server, a worker) hears where it went and records nothing more there;
+    its reads go on. Not moved, it says None."""
+    epoch = await started(store)
+    await store.append(note("n1", "before the move", epoch))
+    assert await store.moved_to() is None
+    target = "workspace 'team' in postgresql://db.example/baton"
+    if not backend.move_away(target):
+        pytest.skip(f"nothing moves a {backend.name} workspace away")
+    assert await store.moved_to() == target
+    log = await store.ops_after(0)
+    with pytest.raises(StoreUnavailable, match=re.escape(target)):
+        await store.append(note("n2", "after the move", epoch))
+    with pytest.raises(StoreUnavailable, match="moved to"):
+        await store.create_task("u", "U", "")
+    assert await store.ops_after(0) == log
+    assert [t.task_id for t in await store.tasks()] == ["t"]
+    again = await backend.open()
+    try:
+        assert await again.moved_to() == target
+    finally:
+        await again.close()
 
 
 # --- tasks and leases ------------------------------------------------------------------
@@ -286,6 +365,26 @@ async def test_racing_claim_next_gives_each_task_once(store: Store, backend: Bac
             await s.close()
 
 
+async def test_tasks_lists_every_task_in_the_order_made(store: Store, clock: FakeClock) -> None:
+    """`baton status` and the sidebar: every task, open or closed, oldest first, each as
+    `task` reads it alone."""
+    assert await store.tasks() == []
+    await started(store, "b-first", "w1")
+    clock.advance(1)
+    await store.create_task("a-second", "Free", "")
+    clock.advance(1)
+    epoch = await started(store, "c-done", "w2")
+    await store.finish("c-done", epoch, TaskFinished(summary="ok"))
+    listed = await store.tasks()
+    assert [t.task_id for t in listed] == ["b-first", "a-second", "c-done"]
+    assert listed == [await store.task(t.task_id) for t in listed]
+    first, second, done = listed
+    assert (first.title, first.status, first.epoch, first.worker) == ("Title", "open", 1, "w1")
+    assert (second.status, second.epoch, second.worker) == ("open", 0, None)
+    assert (done.status, done.worker) == ("done", None)
+    assert first.created < second.created < done.created
+
+
 async def test_unknown_and_duplicate_tasks(ws: Workspace) -> None:
     with pytest.raises(TaskNotFound):
         await ws.store.claim("nope", "w", 1)
@@ -352,6 +451,76 @@ async def test_state_survives_reopen(backend: Backend, tmp_path: Path) -> None:
         await again.close()
 
 
+def checkpoint(task: str, lsn: int, data: bytes) -> StoredCheckpoint:
+    return StoredCheckpoint(task, lsn, data, digest(data))
+
+
+async def test_checkpoints_are_found_by_lsn(store: Store) -> None:
+    """Recovery walks a task's chain from its newest checkpoint down (`checkpoint_head`,
+    `checkpoint_before`: strictly below the lsn given) and loads a chain's span at once
+    (`checkpoints_between`: both ends included, in order); no other task's is ever seen."""
+    small = b"baton-state/2 full\n{}"
+    large = b"baton-state/2 delta " + b"x" * (3 * HEAD_BYTES)
+    varied = bytes(range(256)) * 40  # what zlib cannot shrink, in a body over HEAD_BYTES
+    mine = [checkpoint("t", 10, small), checkpoint("t", 20, large), checkpoint("t", 30, varied)]
+    for cp in [*mine, checkpoint("u", 25, b"another task's"), checkpoint("u", 40, b"later")]:
+        await store.write_checkpoint(cp)
+    assert await store.checkpoint_before("t") == mine[2]
+    assert await store.checkpoint_before("t", 30) == mine[1]  # below, not at
+    assert await store.checkpoint_before("t", 31) == mine[2]
+    assert await store.checkpoint_before("t", 11) == mine[0]
+    assert await store.checkpoint_before("t", 10) is None
+    assert await store.checkpoint_before("nobody") is None
+    assert await store.checkpoints_between("t", 10, 30) == mine
+    assert await store.checkpoints_between("t", 11, 29) == mine[1:2]
+    assert await store.checkpoints_between("t", 0, 2**62) == mine
+    assert await store.checkpoints_between("t", 31, 40) == []
+    newest = await store.checkpoint_head("t")
+    assert newest is not None
+    assert (newest.task_id, newest.lsn, newest.size) == ("t", 30, len(varied))
+    assert newest.head == varied[:HEAD_BYTES]
+    middle = await store.checkpoint_head("t", before=30)
+    assert middle is not None and (middle.lsn, middle.size) == (20, len(large))
+    assert middle.head == large[:HEAD_BYTES]
+    oldest = await store.checkpoint_head("t", before=20)
+    assert oldest is not None and (oldest.lsn, oldest.head) == (10, small)  # shorter: whole
+    assert await store.checkpoint_head("t", before=10) is None
+    assert await store.checkpoint_head("nobody") is None
+
+
+async def test_a_checkpoint_is_written_once_and_prunes_only_its_own_task(store: Store) -> None:
+    """A checkpoint at an lsn is the state there: writing it again (two coroutines saving
+    the same state) keeps the first; `keep_from` drops the task's older ones, below it."""
+    for lsn in (5, 10, 15):
+        await store.write_checkpoint(checkpoint("t", lsn, f"state at {lsn}".encode()))
+    await store.write_checkpoint(checkpoint("u", 1, b"u's"))
+    await store.write_checkpoint(checkpoint("t", 10, b"written again"))
+    assert await store.checkpoint_before("t", 11) == checkpoint("t", 10, b"state at 10")
+    await store.write_checkpoint(checkpoint("t", 20, b"state at 20"), keep_from=10)
+    assert [cp.lsn for cp in await store.checkpoints_between("t", 0, 100)] == [10, 15, 20]
+    await store.write_checkpoint(checkpoint("t", 25, b"state at 25"), keep_from=25)
+    assert await store.checkpoints_between("t", 0, 100) == [checkpoint("t", 25, b"state at 25")]
+    assert await store.checkpoints_between("u", 0, 100) == [checkpoint("u", 1, b"u's")]
+    assert await store.delete_checkpoints() == 2
+    assert await store.checkpoint_head("t") is None and await store.checkpoint_before("u") is None
+
+
+async def test_put_blobs_is_content_addressed_and_idempotent(store: Store) -> None:
+    """A workspace's snapshot in one call: each blob's key is its content's hash, in the
+    order given; the same content twice (in one call, in two, or by `put_blob`) is one
+    blob under one key; an empty file and bytes that are not text are blobs too."""
+    datas = [b"", b"same\n", "café ☕\r\n東京".encode(), bytes(range(256)), b"x" * 100_000]
+    keys = await store.put_blobs([*datas, b"same\n"])
+    assert keys == [digest(d) for d in [*datas, b"same\n"]]
+    assert keys[1] == keys[-1]
+    assert await store.put_blobs(datas) == keys[:-1]  # again: the same keys, no error
+    assert await store.put_blob(b"same\n") == keys[1]
+    assert await store.put_blobs([]) == []
+    assert await store.get_blobs(keys) == dict(zip(keys, [*datas, b"same\n"], strict=True))
+    for key, data in zip(keys, datas, strict=False):
+        assert await store.get_blob(key) == data
+
+
 @pytest.mark.parametrize("count", [0, 1, 3])
 async def test_an_append_stores_its_blobs_with_it_and_a_refused_one_none(
     store: Store, count: int
@@ -385,3 +554,116 @@ async def test_many_blobs_in_one_read_skip_missing_and_corrupt(
     assert await store.get_blob(good[7]) == b"blob 7"
     with pytest.raises(StoreUnavailable, match="corrupt"):
         await store.get_blob(bad)
+
+
+# --- the schema --------------------------------------------------------------------------
+
+
+async def test_a_schema_newer_than_this_baton_is_refused(own_backend: Backend) -> None:
+    """A database a newer Baton migrated: this one would misread it, so it says so and
+    what to do, and opens nothing."""
+    first = await own_backend.open()
+    await first.close()
+    own_backend.newer_schema()
+    with pytest.raises(StoreUnavailable, match=r"newer than this Baton.*upgrade Baton"):
+        opened = await own_backend.open()
+        await opened.close()  # not refused: the test fails, leaving no store open
+
+
+async def test_an_earlier_schema_is_upgraded_and_keeps_its_log(
+    own_backend: Backend, tmp_path: Path
+) -> None:
+    """A database the first Baton made is brought to this Baton's schema by the first
+    store that opens it: its ops, tasks and blobs are all there, new ops follow the old
+    ones, and the state is the log's, whatever became of the old checkpoints (a cache)."""
+    own_backend.earlier_schema()
+    store = await own_backend.open()
+    try:
+        ops = await store.ops_after(0)
+        assert ops == EARLIER_LOG
+        info = await store.task("t")
+        assert (info.title, info.status, info.epoch, info.worker) == ("T", "open", 1, "w1")
+        assert await store.get_blob(digest(EARLIER_BLOB)) == EARLIER_BLOB
+        assert await store.integrity_check() == []
+        state, _ = await Workspace(tmp_path, store, checkpoint_every=5).recover("t")
+        assert state == rebuild("t", ops)
+        assert [r.text for r in state.remarks] == ["note 3", "note 4 ☕"]
+        epoch = await store.claim("t", "w2", 30)  # w1's lease was never recorded: free
+        assert epoch == 2
+        added = await store.append(note("new", "from this Baton", epoch))
+        assert added.lsn > EARLIER_LOG[-1].lsn
+        new_blob = b"a file this Baton read\n" * 20
+        assert await store.get_blobs([digest(EARLIER_BLOB), await store.put_blob(new_blob)]) == {
+            digest(EARLIER_BLOB): EARLIER_BLOB,
+            digest(new_blob): new_blob,
+        }
+    finally:
+        await store.close()
+    again = await own_backend.open()  # current now: opened as it is
+    try:
+        assert (await again.ops_after(0))[: len(EARLIER_LOG)] == EARLIER_LOG
+        assert [o.op_id for o in await again.ops_after(EARLIER_LOG[-1].lsn)] == [
+            "t:claimed:2",
+            "new",
+        ]
+    finally:
+        await again.close()
+
+
+# --- the suite itself --------------------------------------------------------------------
+
+
+def protocol_methods() -> set[str]:
+    """Every public method of `Store` and the protocols it extends."""
+    return {
+        name
+        for cls in store_base.Store.__mro__
+        if cls.__module__ == store_base.__name__
+        for name, value in vars(cls).items()
+        if inspect.isfunction(value) and not name.startswith("_")
+    }
+
+
+def store_calls(source: str) -> set[str]:
+    """The methods this source calls on something it holds as a store, function by
+    function (with the functions nested in it): a name annotated `Store`, one bound to
+    `await backend.open(...)` (or a list of them), or any `….store` (a Workspace's)."""
+    called: set[str] = set()
+    for function in ast.parse(source).body:
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            called |= _store_calls_in(function)
+    return called
+
+
+def _store_calls_in(function: ast.AST) -> set[str]:
+    stores: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            if ast.unparse(node.annotation).rsplit(".", 1)[-1] == "Store":
+                stores.add(node.arg)
+        elif isinstance(node, ast.Assign) and re.fullmatch(
+            r"\[?await \w*backend\.open\([^()]*\)( for .*\])?", ast.unparse(node.value)
+        ):
+            stores.update(ast.unparse(t) for t in node.targets)
+
+    def held(receiver: ast.expr) -> bool:
+        if isinstance(receiver, ast.Name):
+            return receiver.id in stores
+        return isinstance(receiver, ast.Attribute) and receiver.attr == "store"
+
+    return {
+        node.func.attr
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and held(node.func.value)
+    }
+
+
+def test_the_suite_calls_every_method_of_the_protocol() -> None:
+    """A method added to `Store` without a test here is a contract no second backend is
+    held to: the suite fails until one calls it."""
+    methods = protocol_methods()
+    assert {"append", "wait_for_change", "close"} <= methods  # the rule finds them at all
+    missing = sorted(methods - store_calls(Path(__file__).read_text()))
+    assert not missing, f"the conformance suite never calls {', '.join(missing)}"

@@ -1,8 +1,8 @@
 """What only the PostgreSQL store has to show (the shared contract is test_conformance.py):
 many workspaces in one database without mixing, LSNs in commit order under concurrent
 writers, leases on the database's clock whatever a worker's clock says, one clear line
-for a server that is down, a read-only role, a schema newer than this Baton — and the
-SQLite path never importing psycopg."""
+for a server that is down, a read-only role, what an upgrade does to its own tables —
+and the SQLite path never importing psycopg."""
 
 from __future__ import annotations
 
@@ -14,19 +14,22 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
 
-from baton.core.hashing import digest
-from baton.core.ops import ContextText, OpKind
-from baton.store import LeaseHeld, NewOp, StoreUnavailable
-from baton.store.postgres import schema as pg_schema
-from baton.store.postgres.feed import register
-from baton.store.postgres.store import PostgresStore
+from baton.checkpoints import HEAD_BYTES
+from baton.fold import rebuild
+from baton.hashing import digest
+from baton.models import ContextText, OpKind
+from baton.store import LeaseHeld, NewOp, StoreUnavailable, pg_schema
+from baton.store.pg_feed import register
+from baton.store.postgres import PostgresStore
+from baton.workspace import Workspace
 from tests.conftest import until
 from tests.pg import PgServer, fresh_workspace, own_database
+
+from .backends import EARLIER_BLOB, EARLIER_LOG, Postgres, earlier_checkpoint, older_schema
 
 
 def note(op_id: str, text: str, epoch: int = 1, task: str = "t") -> NewOp:
@@ -60,6 +63,7 @@ async def test_workspaces_in_one_database_do_not_mix(pg_server: PgServer) -> Non
         assert await b.last_lsn() == in_b[-1].lsn and await a.last_lsn() == added.lsn
         await a.claim("t", "w", 30)  # renews: nothing of b's changes
         assert (await b.task("t")).title == "Same"
+        assert [t.task_id for t in await a.tasks()] == ["t"] == [t.task_id for t in await b.tasks()]
         assert await a.delete_checkpoints() == 0
         assert await a.integrity_check() == [] and await b.integrity_check() == []
     finally:
@@ -203,70 +207,32 @@ async def test_a_read_only_role_reads_and_every_write_says_why(
         await reader.close()
 
 
-async def test_a_schema_newer_than_this_baton_is_refused(pg_server: PgServer) -> None:
+async def test_an_earlier_schema_s_rows_are_converted_and_its_checkpoint_still_loads(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    """What the upgrade from schema v1 changes in PostgreSQL's own tables (that it keeps
+    the log and refuses a newer schema: test_conformance.py): ops no longer reference
+    `workspaces` (v3), a blob is keyed by its hash's bytes (v4), a checkpoint gets its
+    size and head (v5) and still loads, and lsns come from a sequence set past the old
+    ones (v7)."""
     with own_database(pg_server) as url:
-        first = await PostgresStore.open(url, "w")
-        await first.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("INSERT INTO baton.schema_version(version) VALUES (999)")
-        with pytest.raises(StoreUnavailable, match=r"newer than this Baton.*upgrade Baton"):
-            await PostgresStore.open(url, "w")
-
-
-def older_schema(conn: psycopg.Connection[Any], version: int) -> None:
-    """Make the schema an earlier Baton made, at `version`, as that Baton did."""
-    conn.execute("CREATE SCHEMA baton")
-    conn.execute(
-        "CREATE TABLE baton.schema_version("
-        "version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
-    )
-    for made, script in enumerate(pg_schema.MIGRATIONS[:version], 1):
-        for statement in pg_schema.statements(script):
-            conn.execute(statement.encode())
-        conn.execute("INSERT INTO baton.schema_version(version) VALUES (%s)", (made,))
-
-
-async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> None:
-    """A database an earlier Baton made (schema v2, ops and blobs in it) is brought to
-    the current version by the first store that opens it, and its ops, blobs and
-    checkpoints are all there."""
-    with own_database(pg_server) as url:
-        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
-            older_schema(conn, 2)
-            conn.execute("INSERT INTO baton.workspaces(ws, last_lsn, created) VALUES ('w', 1, 0)")
-            conn.execute(
-                "INSERT INTO baton.ops VALUES ('w', 1, 'old', 't', 0, %s, %s, 0)",
-                (OpKind.CONTEXT_NOTE.value, ContextText(text="from v2").model_dump_json()),
-            )
-            old_blob = b"a file an earlier Baton read\n" * 20
-            old_checkpoint = b"baton-state/2 full\n" + b"{}" * 200
-            conn.execute(
-                "INSERT INTO baton.checkpoints VALUES ('w', 't', 1, %s, %s)",
-                (old_checkpoint, digest(old_checkpoint)),
-            )
-            conn.execute(
-                "INSERT INTO baton.blobs VALUES ('w', %s, %s, %s)",
-                (digest(old_blob), len(old_blob), old_blob),
-            )
-        store = await PostgresStore.open(url, "w")
+        backend = Postgres(pg_server, url)
+        backend.earlier_schema()
+        store = await PostgresStore.open(url, backend.workspace)
         try:
-            await store.create_task("t", "a task", "")
-            await store.append(note("new", "from v3", epoch=await store.claim("t", "w", 60)))
-            ops = await store.ops_after(0)
-            notes = [(o.lsn, o.op_id, o.payload) for o in ops if o.kind == OpKind.CONTEXT_NOTE]
-            assert notes[0] == (1, "old", ContextText(text="from v2"))
-            assert notes[1][1:] == ("new", ContextText(text="from v3"))
-            assert [o.lsn for o in ops] == list(range(1, len(ops) + 1))
-            assert await store.get_blob(digest(old_blob)) == old_blob  # its hex key, converted
+            old_checkpoint = earlier_checkpoint()
             head = await store.checkpoint_head("t")
-            assert head is not None and head.size == len(old_checkpoint)
-            assert head.head == old_checkpoint[: len(head.head)] and len(head.head) > 19
+            assert head is not None and (head.lsn, head.size) == (3, len(old_checkpoint))
+            assert head.head == old_checkpoint[:HEAD_BYTES] and len(head.head) > 19
             stored = await store.checkpoint_before("t")
             assert stored is not None and stored.data == old_checkpoint
-            new_blob = b"a file this Baton read\n" * 20
-            assert await store.get_blobs([await store.put_blob(new_blob)]) == {
-                digest(new_blob): new_blob
-            }
+            state, recovery = await Workspace(tmp_path, store, checkpoint_every=5).recover("t")
+            assert (recovery.checkpoint_lsn, recovery.replayed) == (3, 1)
+            assert state == rebuild("t", EARLIER_LOG)
+            epoch = await store.claim("t", "w2", 30)
+            added = await store.append(note("new", "from this Baton", epoch))
+            assert [o.lsn for o in await store.ops_after(0)] == [1, 2, 3, 4, 5, added.lsn]
+            assert added.lsn == 6
         finally:
             await store.close()
         with psycopg.connect(url, autocommit=True) as conn:
@@ -277,6 +243,8 @@ async def test_an_older_schema_is_upgraded_with_its_ops(pg_server: PgServer) -> 
                 "AND contype = 'f'"
             ).fetchone()
             assert references == (0,)
+            key = conn.execute("SELECT hash FROM baton.blobs WHERE ws = %s", (backend.workspace,))
+            assert key.fetchall() == [(bytes.fromhex(digest(EARLIER_BLOB)),)]
 
 
 async def test_the_team_role_of_an_older_schema_may_draw_lsns_after_the_upgrade(
@@ -322,7 +290,7 @@ def test_the_sqlite_path_never_imports_psycopg(tmp_path: Path) -> None:
     probe = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
-        "from baton.workspace.workspace import Workspace\n"
+        "from baton.workspace import Workspace\n"
         "async def main():\n"
         f"    async with await Workspace.open(Path({str(tmp_path)!r})) as ws:\n"
         "        await ws.store.tasks()\n"
@@ -339,7 +307,7 @@ def test_the_sqlite_path_never_imports_psycopg(tmp_path: Path) -> None:
 
 def terminate_backends(server: PgServer, workspace: str) -> int:
     """Cut every connection the workspace's stores hold (as a failover or a DBA does)."""
-    from baton.store.postgres.connect import application_name
+    from baton.store.pg_connect import application_name
 
     with psycopg.connect(server.url, autocommit=True) as conn:
         rows = conn.execute(
@@ -443,7 +411,7 @@ async def test_a_burst_of_appends_is_followed_by_a_few_wake_ups_the_last_after_i
     """One notification per WAKE_EVERY_S at most, not one per append, and one of them
     sent after the burst's last commit: a waiter misses nothing and the database is not
     asked for a transaction per append."""
-    from baton.store.postgres.store import WAKE_EVERY_S
+    from baton.store.postgres import WAKE_EVERY_S
 
     async with writer_and_waiter(pg_server) as (writer, _, epoch):
         listener = await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True)
@@ -496,7 +464,7 @@ async def test_a_listener_keeps_its_registration_renewed(
     pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past its first registration's end, a live listener is still notified."""
-    from baton.store.postgres import feed as pg_feed
+    from baton.store import pg_feed
 
     monkeypatch.setattr(pg_feed, "RENEW_S", 0.05)
     monkeypatch.setattr(pg_feed, "LISTEN_TTL_S", 0.3)
@@ -561,7 +529,7 @@ def test_every_connection_bounds_a_dead_peer_unless_the_url_says_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A cut link is noticed in bounded time on the client's side (tests/fleet/)."""
-    from baton.store.postgres.connect import DEAD_PEER_ENV, connection_options
+    from baton.store.pg_connect import DEAD_PEER_ENV, connection_options
 
     monkeypatch.setenv(DEAD_PEER_ENV, "9")
     options = connection_options("postgresql://u@db/baton")
@@ -594,7 +562,7 @@ async def test_a_transaction_the_server_ended_runs_again(
     """A client frozen inside a transaction past the dead-peer bound finds it ended by the
     server when it wakes: that is a lost connection (nothing of it stood), and the job
     runs again on a fresh one."""
-    from baton.store.postgres.connect import DEAD_PEER_ENV
+    from baton.store.pg_connect import DEAD_PEER_ENV
 
     monkeypatch.setenv(DEAD_PEER_ENV, "1")
     s = await PostgresStore.open(pg_server.url, fresh_workspace())

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from baton.core.checkpoints import DELTA, FULL
-from baton.core.fold import rebuild
-from baton.core.ops import ContextText, OpKind, TaskCreated
-from baton.core.state import TaskState
-from baton.store import NewOp, SqliteStore, StoreUnavailable, digest
-from baton.store.sqlite.store import MIGRATIONS
-from baton.workspace.workspace import Workspace, database_path
+from baton.checkpoints import DELTA, FULL
+from baton.fold import rebuild
+from baton.models import ContextText, OpKind
+from baton.store import NewOp, SqliteStore, StoreUnavailable
+from baton.store.sqlite import MIGRATIONS
+from baton.workspace import Workspace, database_path
+
+from .backends import EARLIER_LOG, Sqlite
 
 
 def note(op_id: str, text: str, epoch: int = 1, task: str = "t") -> NewOp:
@@ -36,37 +37,24 @@ async def test_files_are_private_and_ignored(ws: Workspace, project: Path) -> No
     assert (folder / ".gitignore").read_text() == "*\n"
 
 
-async def test_schema_version_and_newer_schema_refused(ws: Workspace, project: Path) -> None:
-    db = database_path(project)
-    with sqlite3.connect(db) as raw:
+async def test_the_schema_version_is_pragma_user_version_and_the_journal_wal(
+    ws: Workspace, project: Path
+) -> None:
+    """A newer schema refused and an older one upgraded: test_conformance.py."""
+    with sqlite3.connect(database_path(project)) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
-    with pytest.raises(StoreUnavailable, match="newer than this Baton"):
-        await SqliteStore.open(db)
 
 
-async def test_a_version_1_database_is_migrated_and_keeps_its_log(project: Path) -> None:
+async def test_the_version_2_upgrade_drops_the_old_checkpoints_for_a_rowid_table(
+    project: Path,
+) -> None:
     """v2 moves checkpoints into a rowid table (a WITHOUT ROWID one read its big rows'
     overflow pages to find one lsn) and drops the old ones, a cache of a format this
-    Baton no longer writes: the state comes back from the log, the same."""
+    Baton no longer writes: the state comes back from the log alone (that it is the
+    log's, and the log whole: test_conformance.py)."""
     db = database_path(project)
-    db.parent.mkdir()
-    ops = [(1, "t:created", 0, OpKind.TASK_CREATED, TaskCreated(title="T"))]
-    ops += [(n, f"n{n}", 1, OpKind.CONTEXT_NOTE, ContextText(text=f"note {n}")) for n in (2, 3)]
-    with sqlite3.connect(db) as raw:  # as a Baton of schema v1 left it
-        raw.executescript(MIGRATIONS[0])
-        raw.execute("PRAGMA user_version = 1")
-        raw.execute("INSERT INTO tasks VALUES ('t', 'T', 'open', 1, 'w1', NULL, 0)")
-        raw.executemany(
-            "INSERT INTO ops VALUES (?, ?, 't', ?, ?, ?, 0)",
-            [
-                (lsn, key, epoch, kind.value, p.model_dump_json())
-                for lsn, key, epoch, kind, p in ops
-            ],
-        )
-        old = TaskState(task_id="t", lsn=2, ops=1, title="T").model_dump_json().encode()
-        raw.execute("INSERT INTO checkpoints VALUES ('t', 2, ?, ?)", (old, digest(old)))
+    Sqlite(project).earlier_schema()
     async with await Workspace.open(project) as ws:
         with sqlite3.connect(db) as raw:
             assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 2
@@ -74,8 +62,8 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_log(project: Path)
             sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'checkpoints'")
             assert "WITHOUT ROWID" not in sql.fetchone()[0]
         state, recovery = await ws.recover("t")
-    assert recovery.checkpoint_lsn is None and recovery.replayed == 3
-    assert [r.text for r in state.remarks] == ["note 2", "note 3"] and state.title == "T"
+    assert recovery.checkpoint_lsn is None and recovery.replayed == len(EARLIER_LOG)
+    assert state.lsn == EARLIER_LOG[-1].lsn
 
 
 async def test_corrupt_database_gives_one_clear_error(tmp_path: Path) -> None:
