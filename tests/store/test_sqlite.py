@@ -15,7 +15,7 @@ from baton.core.checkpoints import DELTA, FULL
 from baton.core.fold import rebuild
 from baton.core.models import ContextText, OpKind, TaskCreated, TaskState
 from baton.store import NewOp, SqliteStore, StoreUnavailable, digest
-from baton.store.sqlite.store import MIGRATIONS
+from baton.store.sqlite.schema import MIGRATIONS
 from baton.workspace.workspace import Workspace, database_path
 
 

@@ -55,8 +55,9 @@ from baton.core.models import Model
 from baton.faults import crash_point
 from baton.store import StoredCheckpoint, StoreUnavailable, config
 from baton.store.postgres import blobs as pg_blobs
-from baton.store.sqlite.store import MIGRATIONS as SQLITE_MIGRATIONS
-from baton.store.sqlite.store import busy_timeout_default, seal
+from baton.store.sqlite.schema import MIGRATIONS as SQLITE_MIGRATIONS
+from baton.store.sqlite.schema import seal
+from baton.store.sqlite.transport import busy_timeout_default
 from baton.workspace.checkout_identity import identify
 
 BATCH = 1000

@@ -103,7 +103,7 @@ from baton.store.base import (
     TaskNotFound,
 )
 from baton.store.rows import check_payload, row_to_op, task_info, written
-from baton.store.sqlite.store import busy_timeout_default
+from baton.store.sqlite.transport import busy_timeout_default
 
 from . import blobs as pg_blobs
 from . import schema as pg_schema
