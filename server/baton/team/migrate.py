@@ -126,10 +126,10 @@ async def migrate(
 
 
 def _seal(path: Path, report: MigrationReport) -> None:
-    """Seal the SQLite file (store.sqlite.seal) once the target holds all of it: under
-    the file's write lock, first check that nothing was written since the copy. The seal
-    goes before the config: a crash between them leaves a file that refuses writes and
-    says where they belong, and a rerun writes the config."""
+    """Seal the SQLite file (store/sqlite/schema.py's `seal`) once the target holds all
+    of it: under the file's write lock, first check that nothing was written since the
+    copy. The seal goes before the config: a crash between them leaves a file that
+    refuses writes and says where they belong, and a rerun writes the config."""
     target = f"workspace {report.workspace!r} in {report.database}"
     try:
         db = sqlite3.connect(path, timeout=busy_timeout_default(), isolation_level=None)
