@@ -95,7 +95,7 @@ from baton.lsp import protocol
 from baton.lsp.protocol import TASK as TASK_REQUEST
 from baton.lsp.scripted_editor import ScriptedEditor
 from baton.review.decisions import decide
-from baton.store.sqlite.store import MIGRATIONS
+from baton.store.sqlite.schema import MIGRATIONS
 from baton.workspace.workspace import Workspace, database_path
 
 from . import lsp

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from baton.team.migrate import MigrationRefused, migrate
+from baton.team.migrate import migrate
+from baton.team.postgres_copy import MigrationRefused
 from tests.conftest import sigkill, until
 from tests.crash.test_zombie_apply import stopped
 from tests.pg import PgServer, fresh_workspace

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from baton import keys
-from baton.checkpoints import HEAD_BYTES, encode_full
-from baton.fold import rebuild
-from baton.hashing import digest
-from baton.models import ContextText, Op, OpKind, TaskClaimed, TaskCreated, TaskState
+from baton.core import keys
+from baton.core.checkpoints import HEAD_BYTES, encode_full
+from baton.core.fold import rebuild
+from baton.core.hashing import digest
+from baton.core.ops import ContextText, Op, OpKind, TaskClaimed, TaskCreated
+from baton.core.state import TaskState
 from baton.store import SqliteStore, Store
-from baton.store.sqlite import MIGRATIONS, seal
+from baton.store.sqlite.schema import MIGRATIONS, seal
 from tests.pg import PgServer, fresh_workspace, own_database
 
 if TYPE_CHECKING:
@@ -190,7 +191,7 @@ class Postgres:
         self.workspace = fresh_workspace()
 
     async def open(self, clock: Callable[[], float] = time.time) -> Store:
-        from baton.store.postgres import PostgresStore
+        from baton.store.postgres.store import PostgresStore
 
         return await PostgresStore.open(
             self.url, self.workspace, clock=None if clock is time.time else clock
@@ -239,7 +240,7 @@ class Postgres:
         )
 
     def wait_an_hour(self, store: Store) -> None:
-        from baton.store.postgres import PostgresStore
+        from baton.store.postgres.store import PostgresStore
 
         assert isinstance(store, PostgresStore)
         store.feed.safety_s = 3600
@@ -251,7 +252,7 @@ class Postgres:
         assert self.own, "only a database of the test's own may change schema (OWN_DATABASE)"
 
     def newer_schema(self) -> None:
-        from baton.store import pg_schema
+        from baton.store.postgres import schema as pg_schema
 
         self._own_schema()
         self._sql(
@@ -294,7 +295,7 @@ class Postgres:
 
 def older_schema(conn: psycopg.Connection[Any], version: int) -> None:
     """Make the schema an earlier Baton made, at `version`, as that Baton did."""
-    from baton.store import pg_schema
+    from baton.store.postgres import schema as pg_schema
 
     conn.execute("CREATE SCHEMA baton")
     conn.execute(

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from baton.checkpoints import HEAD_BYTES
-from baton.fold import rebuild
-from baton.hashing import digest
-from baton.limits import InvalidInput
-from baton.models import ContextText, OpKind, StepSet, StepStatus, TaskFinished
+from baton.core.checkpoints import HEAD_BYTES
+from baton.core.fold import rebuild
+from baton.core.hashing import digest
+from baton.core.limits import InvalidInput
+from baton.core.ops import ContextText, OpKind, StepSet, StepStatus, TaskFinished
 from baton.store import (
     LeaseHeld,
     NewOp,
@@ -33,7 +33,7 @@ from baton.store import (
     TaskNotFound,
 )
 from baton.store import base as store_base
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 from tests.conftest import FakeClock
 
 from .backends import BACKENDS, EARLIER_BLOB, EARLIER_LOG, OWN_DATABASE, Backend
@@ -104,7 +104,7 @@ async def test_same_key_other_content_is_refused(store: Store) -> None:
 
 
 async def test_an_unreadable_op_is_never_stored(store: Store) -> None:
-    from baton.models import Unreadable
+    from baton.core.ops import Unreadable
 
     await started(store)
     with pytest.raises(InvalidInput, match="never stored"):
@@ -114,7 +114,7 @@ async def test_an_unreadable_op_is_never_stored(store: Store) -> None:
 async def test_a_payload_of_another_kind_is_refused_before_anything(store: Store) -> None:
     """A `context.note` carrying a `task.finished` payload would be stored under the wrong
     kind and read back unreadable: refused, and the log unchanged."""
-    from baton.models import ContextText
+    from baton.core.ops import ContextText
 
     epoch = await started(store)
     before = await store.last_lsn()

@@ -15,7 +15,8 @@ import pytest
 from baton.core.ops import ContextText, OpKind
 from baton.store import NewOp, StaleEpoch, StoreUnavailable
 from baton.store.postgres.store import PostgresStore
-from baton.team.migrate import MigrationRefused, _seal, migrate
+from baton.team.migrate import _seal, migrate
+from baton.team.postgres_copy import MigrationRefused
 from baton.workspace.checkout_identity import Checkout
 from baton.workspace.workspace import Workspace
 from tests.pg import PgServer, fresh_workspace, own_database

@@ -18,14 +18,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from baton.checkpoints import HEAD_BYTES
-from baton.fold import rebuild
-from baton.hashing import digest
-from baton.models import ContextText, OpKind
-from baton.store import LeaseHeld, NewOp, StoreUnavailable, pg_schema
-from baton.store.pg_feed import register
-from baton.store.postgres import PostgresStore
-from baton.workspace import Workspace
+from baton.core.checkpoints import HEAD_BYTES
+from baton.core.fold import rebuild
+from baton.core.hashing import digest
+from baton.core.ops import ContextText, OpKind
+from baton.store import LeaseHeld, NewOp, StoreUnavailable
+from baton.store.postgres import schema as pg_schema
+from baton.store.postgres.feed import register
+from baton.store.postgres.store import PostgresStore
+from baton.workspace.workspace import Workspace
 from tests.conftest import until
 from tests.pg import PgServer, fresh_workspace, own_database
 
@@ -290,7 +291,7 @@ def test_the_sqlite_path_never_imports_psycopg(tmp_path: Path) -> None:
     probe = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
-        "from baton.workspace import Workspace\n"
+        "from baton.workspace.workspace import Workspace\n"
         "async def main():\n"
         f"    async with await Workspace.open(Path({str(tmp_path)!r})) as ws:\n"
         "        await ws.store.tasks()\n"
@@ -307,7 +308,7 @@ def test_the_sqlite_path_never_imports_psycopg(tmp_path: Path) -> None:
 
 def terminate_backends(server: PgServer, workspace: str) -> int:
     """Cut every connection the workspace's stores hold (as a failover or a DBA does)."""
-    from baton.store.pg_connect import application_name
+    from baton.store.postgres.connect import application_name
 
     with psycopg.connect(server.url, autocommit=True) as conn:
         rows = conn.execute(
@@ -411,7 +412,7 @@ async def test_a_burst_of_appends_is_followed_by_a_few_wake_ups_the_last_after_i
     """One notification per WAKE_EVERY_S at most, not one per append, and one of them
     sent after the burst's last commit: a waiter misses nothing and the database is not
     asked for a transaction per append."""
-    from baton.store.postgres import WAKE_EVERY_S
+    from baton.store.postgres.store import WAKE_EVERY_S
 
     async with writer_and_waiter(pg_server) as (writer, _, epoch):
         listener = await psycopg.AsyncConnection.connect(pg_server.url, autocommit=True)
@@ -464,7 +465,7 @@ async def test_a_listener_keeps_its_registration_renewed(
     pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past its first registration's end, a live listener is still notified."""
-    from baton.store import pg_feed
+    from baton.store.postgres import feed as pg_feed
 
     monkeypatch.setattr(pg_feed, "RENEW_S", 0.05)
     monkeypatch.setattr(pg_feed, "LISTEN_TTL_S", 0.3)
@@ -529,7 +530,7 @@ def test_every_connection_bounds_a_dead_peer_unless_the_url_says_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A cut link is noticed in bounded time on the client's side (tests/fleet/)."""
-    from baton.store.pg_connect import DEAD_PEER_ENV, connection_options
+    from baton.store.postgres.connect import DEAD_PEER_ENV, connection_options
 
     monkeypatch.setenv(DEAD_PEER_ENV, "9")
     options = connection_options("postgresql://u@db/baton")
@@ -562,7 +563,7 @@ async def test_a_transaction_the_server_ended_runs_again(
     """A client frozen inside a transaction past the dead-peer bound finds it ended by the
     server when it wakes: that is a lost connection (nothing of it stood), and the job
     runs again on a fresh one."""
-    from baton.store.pg_connect import DEAD_PEER_ENV
+    from baton.store.postgres.connect import DEAD_PEER_ENV
 
     monkeypatch.setenv(DEAD_PEER_ENV, "1")
     s = await PostgresStore.open(pg_server.url, fresh_workspace())

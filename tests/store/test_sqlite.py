@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from baton.checkpoints import DELTA, FULL
-from baton.fold import rebuild
-from baton.models import ContextText, OpKind
+from baton.core.checkpoints import DELTA, FULL
+from baton.core.fold import rebuild
+from baton.core.ops import ContextText, OpKind
 from baton.store import NewOp, SqliteStore, StoreUnavailable
-from baton.store.sqlite import MIGRATIONS
-from baton.workspace import Workspace, database_path
+from baton.store.sqlite.schema import MIGRATIONS
+from baton.workspace.workspace import Workspace, database_path
 
 from .backends import EARLIER_LOG, Sqlite
 

@@ -21,7 +21,7 @@ import pytest
 from baton.api.worker import Worker
 from baton.core.ops import ContextText, OpKind
 from baton.store import NewOp, OpConflict, SqliteStore, StaleEpoch, StoreUnavailable
-from baton.store.sqlite.store import busy_timeout_default
+from baton.store.sqlite.transport import busy_timeout_default
 from baton.workspace.workspace import Workspace, database_path
 
 

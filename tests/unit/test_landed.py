@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baton import keys
-from baton.changes import ChangeRefused
-from baton.hashing import digest
-from baton.landed import Awaiting, Base, build_landed, reviewed_base
-from baton.models import ChangeKind, ChangeLanded, HunkBody, LandedOutcome
+from baton.core import keys
+from baton.core.changes import ChangeRefused
+from baton.core.hashing import digest
+from baton.core.landed import Awaiting, Base, build_landed, reviewed_base
+from baton.core.ops import ChangeKind, ChangeLanded, LandedOutcome
+from baton.core.state import HunkBody
 
 BASE = "".join(f"line {n}\n" for n in range(1, 21))
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from baton.models import HunkBody, HunkState, HunkStatus
-from baton.placement import Candidate, Placed, Shown, place
+from baton.core.ops import HunkStatus
+from baton.core.placement import Candidate, Placed, Shown, place
+from baton.core.state import HunkBody, HunkState
 
 S = HunkStatus
 

@@ -8,8 +8,9 @@ import itertools
 
 import pytest
 
-from baton.models import Decision, HunkState, HunkStatus
-from baton.transitions import after_write, decided_as, next_status, status_word
+from baton.core.ops import Decision, HunkStatus
+from baton.core.state import HunkState
+from baton.core.transitions import after_write, decided_as, next_status, status_word
 
 S = HunkStatus
 D = Decision

@@ -14,6 +14,11 @@ from baton.core.state import TaskInfo
 
 from .base import NewOp
 
+OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
+"""An op row's columns, in the order `row_to_op` reads them."""
+TASK_COLUMNS = "task_id, title, status, epoch, worker, lease_expires, created"
+"""A task row's columns, in the order `task_info` reads them."""
+
 
 def check_payload(op: NewOp) -> None:
     """Refuse, before anything is written, an op whose payload is not its kind's model

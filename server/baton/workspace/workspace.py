@@ -39,7 +39,8 @@ from baton.store import (
     config,
 )
 from baton.store.config import StoreConfig
-from baton.store.sqlite.store import Clock, prepare_directory
+from baton.store.sqlite.schema import prepare_directory
+from baton.store.sqlite.store import Clock
 
 from .checkout_identity import Checkout, identify
 

@@ -64,6 +64,23 @@ def lock_workspace(ws: str) -> str:
     return f"SELECT pg_advisory_xact_lock({workspace_lock(ws)})"
 
 
+_WS_LOCK = workspace_lock("%(ws)s")
+"""The workspace's advisory lock (store.py's docstring, "LSNs"): held shared by each
+transaction that draws its lsns, from before the first to its end; taken alone by
+`SETTLED`."""
+DRAWING = f"pg_advisory_xact_lock_shared({_WS_LOCK})"
+SETTLED = (
+    f"SELECT (SELECT last_value FROM baton.lsn) "
+    f"FROM (SELECT pg_advisory_xact_lock({_WS_LOCK}) OFFSET 0) AS barrier"
+)
+"""Every lsn up to the returned one is settled for the workspace: the lock is granted once
+no transaction that drew one holds it, and the sequence is read after the grant."""
+SETTLED_LAST = (
+    "(SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s AND lsn <= %(settled)s)"
+)
+"""The workspace's last settled lsn, after `SETTLED` (`PostgresStore._settled_rows`)."""
+
+
 ADVANCE = (
     "SELECT count(nextval('baton.lsn')) "
     "FROM generate_series(1, %s - (SELECT last_value FROM baton.lsn))"

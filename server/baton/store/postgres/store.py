@@ -8,8 +8,8 @@ what differs is how each guarantee is kept when writers are separate hosts:
   insert's). Appends of one workspace do not wait for each other, so they share WAL
   flushes, and they may commit out of lsn order: 7 can commit while 6 is still in
   flight. A reader must then not move past 6. So a transaction holds the workspace's
-  advisory lock *shared* from before it draws an lsn to its end (`_DRAWING`), and every
-  read of the log first takes it alone for an instant (`_SETTLED`): granted once the
+  advisory lock *shared* from before it draws an lsn to its end (`schema.DRAWING`), and every
+  read of the log first takes it alone for an instant (`schema.SETTLED`): granted once the
   transactions that drew before have ended, it returns the sequence's value then, and the
   read that follows, with a snapshot taken after, looks no further than that. So a reader
   that saw lsn N saw every op of the workspace below it, as on SQLite, and
@@ -19,7 +19,7 @@ what differs is how each guarantee is kept when writers are separate hosts:
   (docs/performance.md, round 5). The price is the readers': a read waits for the
   appends in flight (about one commit), and appends behind it for that read's instant;
   a transaction left open by a frozen client holds reads, as it held the workspace's
-  appends before, up to the dead-peer bound (pg_connect.DEAD_PEER_S). A standby cannot
+  appends before, up to the dead-peer bound (connect.DEAD_PEER_S). A standby cannot
   see the primary's appends in flight: read the log from the primary.
 * **Fencing in the insert's transaction.** The append is one statement: it takes a
   share lock on the task's row only if the epoch is current and the task open, and
@@ -30,7 +30,7 @@ what differs is how each guarantee is kept when writers are separate hosts:
 * **Leases on the database's clock.** Every "now" is `clock_timestamp()` in SQL, read in
   the transaction that judges it; a worker's clock never decides a lease. Tests pass a
   fake clock (`clock=`): its reading is sent as the transaction's "now" instead
-  (`_NOW`'s parameter), which only code can do — no setting or environment variable
+  (`leases.NOW`'s parameter), which only code can do — no setting or environment variable
   turns it on. `store.clock` (how long until a lease ends, for a waiting worker and for
   display) is this host's clock corrected by the skew to the database's measured at open.
 * **Idempotency**: `UNIQUE(ws, op_id)`; a refused insert is rolled back (no lsn is used
@@ -40,65 +40,65 @@ what differs is how each guarantee is kept when writers are separate hosts:
 * **Errors**: a server that is down, refuses the role, or is read-only is
   StoreUnavailable with one line naming the database (never its password). A connection
   lost under the store (a restart, a failover) is replaced and the job run again where
-  that is safe (`_retrying`).
+  that is safe (`Transport.retrying`).
 * **Change feed**: every change of the log sends `pg_notify` on the workspace's channel
   while anyone listens to it, delivered after the change commits; a waiter
   (`wait_for_change`: an agent's `wait_for_review`, the editor's live updates) wakes at
   once on it, and looks anyway after a safety net, since a notification can be lost
-  (store/postgres/feed.py). NOTIFY serialises notifying commits cluster-wide, through their WAL
+  (feed.py). NOTIFY serialises notifying commits cluster-wide, through their WAL
   flush: an append's therefore goes in a transaction of its own after the append's
   commit, committed without waiting for the disk (`_NOTIFY`), so appends share flushes.
   It is sent off the append's path (`_wake`): the append returns at its commit, and a
   burst of appends sends one notification behind its last. With nobody listening
-  (pg_feed.register) an append sends none. The rare other changes (claims, task
+  (feed.register) an append sends none. The rare other changes (claims, task
   creation, repair) notify inside their own transaction.
 
-psycopg is imported by this package's modules only (schema, connections, change feed), and
-they only when the setting is a PostgreSQL URL (workspace.open_store):
-the SQLite path pays nothing for them.
+psycopg is imported by this package's modules only (blobs.py only for its types), and they
+only when the setting is a PostgreSQL URL (workspace.open_store): the SQLite path pays
+nothing for them.
+
+This module is the store; beside it: transport.py (the pool, the hot connection, which
+jobs run again), append.py (the hot path), leases.py (task rows and the claim rules),
+checkpoints.py (their queries), feed.py (the change feed's listener), connect.py (a
+connection's set-up, what its errors say), schema.py (the tables, their migrations, the
+lsn lock) and blobs.py (how blobs and checkpoints are stored).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg import AsyncConnection, errors
-from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
-from baton.core import keys
 from baton.core.hashing import digest
-from baton.core.limits import MAX_TTL, InvalidInput, lease_seconds
-from baton.core.ops import Model, Op, OpKind, TaskClaimed, TaskCreated, TaskFinished, TaskReleased
+from baton.core.limits import InvalidInput, lease_seconds
+from baton.core.ops import Op, TaskClaimed, TaskCreated, TaskFinished
 from baton.core.state import TaskInfo
-from baton.faults import crash_point
 from baton.store.base import (
     BlobMissing,
     CheckpointHead,
-    LeaseHeld,
     NewOp,
-    OpConflict,
     SetAside,
     StaleEpoch,
     StoredCheckpoint,
     StoreError,
     StoreUnavailable,
     TaskClosed,
-    TaskExists,
-    TaskNotFound,
 )
-from baton.store.rows import check_payload, row_to_op, task_info, written
-from baton.store.sqlite.store import busy_timeout_default
+from baton.store.rows import OP_COLUMNS, TASK_COLUMNS, check_payload, row_to_op, task_info, written
+from baton.store.sqlite.transport import busy_timeout_default
 
 from . import blobs as pg_blobs
+from . import checkpoints as pg_checkpoints
 from . import schema as pg_schema
+from .append import Refused, explain_refusal, with_blobs
 from .connect import (
     Conn,
     channel_of,
@@ -106,150 +106,32 @@ from .connect import (
     connection_options,
     default_pool_size,
     explain,
-    lost,
     setup,
     where_of,
 )
 from .feed import ChangeFeed
+from .leases import NOW, Leases
+from .schema import SETTLED, SETTLED_LAST
+from .transport import RETRIES, Transport
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 T = TypeVar("T")
 
-RETRIES = 5
-"""Times a job runs again after a deadlock, a serialization failure or a lost connection
-(`PostgresStore._retrying`)."""
-RECONNECT_PAUSE_S = 0.05
-"""The first pause after a lost connection, doubled each time (1.55 s in all): a
-restarting server refuses connections for a moment."""
-
-_NOW = "coalesce(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
-"""The transaction's 'now': the database's clock, or a test's fake one (module doc)."""
-
-IDLE = TransactionStatus.IDLE
-_OP_COLUMNS = "lsn, op_id, task_id, epoch, kind, payload, at"
-_TASK_COLUMNS = "task_id, title, status, epoch, worker, lease_expires, created"
-
-
-_WS_LOCK = pg_schema.workspace_lock("%(ws)s")
-"""The workspace's advisory lock (module doc, "LSNs"): held shared by each transaction
-that draws its lsns, from before the first to its end; taken alone by `_SETTLED`."""
-_DRAWING = f"pg_advisory_xact_lock_shared({_WS_LOCK})"
-_SETTLED = (
-    f"SELECT (SELECT last_value FROM baton.lsn) "
-    f"FROM (SELECT pg_advisory_xact_lock({_WS_LOCK}) OFFSET 0) AS barrier"
-)
-"""Every lsn up to the returned one is settled for the workspace: the lock is granted once
-no transaction that drew one holds it, and the sequence is read after the grant."""
-_SETTLED_LAST = (
-    "(SELECT coalesce(max(lsn), 0) FROM baton.ops WHERE ws = %(ws)s AND lsn <= %(settled)s)"
-)
-"""The workspace's last settled lsn, after `_SETTLED` (`_settled_rows`)."""
-
-
-def _append_sql(blobs_from: str | None) -> str:
-    blobs = (
-        ""
-        if blobs_from is None
-        else f""", blobs AS (
-    INSERT INTO baton.blobs(ws, hash, size, zlib, data)
-    SELECT %(ws)s, b.hash, b.size, b.zlib, b.data
-    FROM {blobs_from} AS b(hash, size, zlib, data)
-    WHERE EXISTS (SELECT 1 FROM next)
-    ORDER BY b.hash
-    ON CONFLICT DO NOTHING
-)"""
-    )
-    return f"""
-WITH fence AS (
-    SELECT 1 FROM baton.tasks
-    WHERE ws = %(ws)s AND task_id = %(task)s AND epoch = %(epoch)s AND status = 'open'
-    FOR SHARE
-), drawing AS (
-    SELECT {_DRAWING}
-    WHERE (NOT %(fenced)s OR EXISTS (SELECT 1 FROM fence))
-      AND NOT EXISTS (SELECT 1 FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s)
-      AND EXISTS (SELECT 1 FROM baton.workspaces WHERE ws = %(ws)s)
-), next AS (
-    SELECT nextval('baton.lsn') AS lsn FROM drawing
-){blobs}, op AS (
-    INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
-    SELECT %(ws)s, lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, {_NOW}
-    FROM next
-    RETURNING lsn, at
-)
-SELECT lsn, at, baton.listened(%(ws)s) FROM op
-"""
-
-
-_APPEND = {
-    0: _append_sql(None),
-    1: _append_sql(
-        "(VALUES (%(hash)s::bytea, %(size)s::bigint, %(zlib)s::boolean, %(data)s::bytea))"
-    ),
-    2: _append_sql(
-        "unnest(%(hashes)s::bytea[], %(sizes)s::bigint[], %(zlibs)s::boolean[], %(datas)s::bytea[])"
-    ),
-}
-"""An append, whole, by the number of its blobs (0, 1, more): one statement in its own
-(implicit) transaction, so one round trip and the commit. One blob — the common case, a
-file read — goes as plain parameters, which psycopg adapts in ~60 µs less CPU than three
-arrays (of an append's ~230 µs in psycopg); blobs go as pg_blobs packs them. The fence
-takes the task's row `FOR SHARE` only if the epoch is current and the task open; then the
-workspace's advisory lock, shared (`_DRAWING`), and the next lsn from the sequence (module
-doc, "LSNs"); the blobs go in only if the op does, in hash order, after both locks (every
-writer's lock order: task, workspace, blobs — put_blobs takes blobs alone).
-Refused (fenced, or the op_id already there): nothing is written, no row comes back. A
-racing twin that committed the same op_id after this statement's snapshot makes the
-insert fail on the unique key, which aborts the statement whole (no blob left; the lsn it
-drew is skipped, as every workspace's lsns skip others'): both refusals are then
-explained by `_explain_refusal`.
-
-Its notification is not in it: a transaction that NOTIFYs holds PostgreSQL's cluster-wide
-notify lock from its pre-commit to its end, its WAL flush included, so every notifying
-commit of the cluster would wait for the one before it to reach the disk (measured: 16
-writers, ~430 commits/s with NOTIFY inside, ~3,000 without). `_NOTIFY` follows in its own
-transaction after the append, sent by `_wake` off the append's path (a pipeline would
-save the round trip too, but a worker frozen between a pipelined Execute and its Sync
-holds the append's locks with no timeout armed), and only if someone listens: the
-statement returns whether a listener's registration is current (`baton.listened`,
-store/postgres/feed.py)."""
+_VERSION_STEP = 2**48
+"""data_version's weight of one version bump: above any lsn (2.8e14 ops)."""
 
 _NOTIFY = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%(channel)s, '')"
 """An append's wake-up, after its commit: its own transaction, committed without waiting
 for the disk (a notification is not data, and a lost one costs only the waiter's safety
-net, pg_feed.SAFETY_S), so that it holds the notify lock for microseconds, not a flush."""
-
-_INSERT = f"""
-WITH drawing AS (
-    SELECT {_DRAWING} WHERE EXISTS (SELECT 1 FROM baton.workspaces WHERE ws = %(ws)s)
-), next AS (
-    SELECT nextval('baton.lsn') AS lsn FROM drawing
-)
-INSERT INTO baton.ops(ws, lsn, op_id, task_id, epoch, kind, payload, at)
-SELECT %(ws)s, lsn, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, %(at)s
-FROM next
-RETURNING lsn, pg_notify(%(channel)s, '')
-"""
-
-
-_VERSION_STEP = 2**48
-"""data_version's weight of one version bump: above any lsn (2.8e14 ops)."""
+net, feed.SAFETY_S), so that it holds the notify lock for microseconds, not a flush."""
 
 WAKE_EVERY_S = 0.005
 """The shortest spell between two wake-ups of one store (`_wake`): what the commits of a
 burst after its first wait for their notification, at most."""
 WAKE_ON_CLOSE_S = 2.0
 """How long `close` waits for the last append's wake-up to go out."""
-
-
-class _Refused(Exception):
-    """The append's insert wrote nothing: roll back, then find out why."""
-
-
-def _now_param(clock: Clock | None) -> float | None:
-    return None if clock is None else clock()
 
 
 class PostgresStore:
@@ -265,13 +147,6 @@ class PostgresStore:
         skew: float,
         original_checkout: str | None = None,
     ) -> None:
-        self._pool = pool
-        self._hot: Conn | None = None
-        """The connection the last job gave back, kept for the next one (`_connection`)."""
-        self._hot_busy = False
-        self._hot_ok = pool.max_size >= 2
-        """A pool of one has nothing to spare: its one connection kept hot would leave the
-        jobs that queue in the pool waiting for it until they time out."""
         self.original_checkout = original_checkout
         """The checkout of the folder whose SQLite file `baton migrate` moved here: it
         owns the ops that name no checkout (Store.original_checkout)."""
@@ -289,6 +164,12 @@ class PostgresStore:
         long to wait for a lease to end, what to show), never to judge a lease."""
         self._channel = channel_of(workspace)
         """Where this store's changes are notified (in their own transactions)."""
+        self._transport = Transport(pool, self.where)
+        # The store's jobs, as its methods (and tests) call them:
+        self._connection = self._transport.connection
+        self._transaction = self._transport.transaction
+        self._read = self._transport.read
+        self._leases = Leases(workspace, self._channel, self.where, test_clock)
         self.feed = ChangeFeed(url, workspace, self._channel)
         self._waking: asyncio.Task[None] | None = None
         self._wake_again = False
@@ -348,10 +229,7 @@ class PostgresStore:
             await asyncio.wait({self._waking}, timeout=WAKE_ON_CLOSE_S)
             self._waking.cancel()
         await self.feed.close()
-        await self._put_back_hot()
-        await self._pool.close()
-        if self._hot is not None:  # a job held it as the store closed
-            await self._hot.close()
+        await self._transport.close()
 
     def _wake(self) -> None:
         """Notify the workspace's listeners that the log grew, without the appender
@@ -385,97 +263,6 @@ class PostgresStore:
 
     # --- running work -----------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def _connection(self, hot: bool = True) -> AsyncIterator[Conn]:
-        """A pooled connection (autocommit); database errors as StoreUnavailable.
-
-        `hot`: the one connection the last job used, if no job holds it now. The pool
-        hands its connections out in turn, so a worker's appends, one after another,
-        would each go to a backend idle since the one before: measured, interleaved,
-        ~80 µs more client CPU and ~150–190 µs more wall time an append than on one
-        connection. A hot connection left in any state but idle (an error, a lost link, a
-        cancelled query) goes back to the pool, which rolls it back or replaces it."""
-        try:
-            if not hot or self._hot_busy or not self._hot_ok:
-                async with self._pool.connection() as conn:
-                    yield conn
-                return
-            self._hot_busy = True
-            try:
-                if self._hot is None:
-                    self._hot = await self._pool.getconn()
-                yield self._hot
-            finally:
-                self._hot_busy = False
-                if self._hot is not None and self._hot.info.transaction_status != IDLE:
-                    conn, self._hot = self._hot, None
-                    await self._pool.putconn(conn)
-        except StoreError:
-            raise
-        except (psycopg.Error, PoolTimeout) as e:
-            raise explain(self.where, e) from None
-
-    async def _put_back_hot(self) -> None:
-        if self._hot is not None and not self._hot_busy:
-            conn, self._hot = self._hot, None
-            await self._pool.putconn(conn)
-
-    async def _retrying(
-        self,
-        job: Callable[[], Awaitable[T]],
-        idempotent: bool,
-        committing: Callable[[], bool] = lambda: False,
-    ) -> T:
-        """Run `job` (a transaction or a read), again after a deadlock or serialization
-        failure (rolled back whole: nothing of it stood), and after a lost connection (a
-        database restart breaks every pooled one) when that is safe: `idempotent` jobs
-        always, others only if they lost it before their COMMIT was sent (`committing`).
-        The pool's idle connections are checked first, so the next try gets a live one."""
-        for attempt in range(RETRIES + 1):
-            try:
-                return await job()
-            except StoreUnavailable as e:
-                cause, last = e.__context__, attempt == RETRIES
-                if not last and isinstance(
-                    cause, errors.DeadlockDetected | errors.SerializationFailure
-                ):
-                    continue
-                if not last and lost(cause) and (idempotent or not committing()):
-                    with contextlib.suppress(psycopg.Error, PoolTimeout):
-                        await self._put_back_hot()  # the pool replaces it if broken
-                        await self._pool.check()
-                    await asyncio.sleep(RECONNECT_PAUSE_S * 2**attempt)
-                    continue
-                raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _transaction(
-        self, body: Callable[[Conn], Awaitable[T]], *, idempotent: bool = True
-    ) -> T:
-        """Run `body` in one transaction: COMMIT on success, ROLLBACK on any exception
-        (`_retrying` says when it runs again). `idempotent`: running it twice is the same
-        as once (an append: the op_id; a renewed claim: the same epoch)."""
-
-        sent = [False]
-
-        async def job() -> T:
-            sent[0] = False
-            async with self._connection() as conn:
-                async with conn.transaction():
-                    result = await body(conn)
-                    crash_point("pg.before_commit")
-                    sent[0] = True  # the COMMIT goes out now: its fate may stay unknown
-                return result
-
-        return await self._retrying(job, idempotent, lambda: sent[0])
-
-    async def _read(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
-        async def job() -> T:
-            async with self._connection() as conn:
-                return await fn(conn)
-
-        return await self._retrying(job, idempotent=True)
-
     async def _rows(self, sql: str, **params: Any) -> list[TupleRow]:
         async def fetch(conn: Conn) -> list[TupleRow]:
             cur = await conn.execute(sql, {"ws": self.workspace, **params})
@@ -487,15 +274,12 @@ class PostgresStore:
         rows = await self._rows(sql, **params)
         return rows[0] if rows else None
 
-    def _params(self, **params: Any) -> dict[str, Any]:
-        return {"ws": self.workspace, "now": _now_param(self._test_clock), **params}
-
     # --- the log ----------------------------------------------------------------------
 
     async def append(self, op: NewOp) -> Op:
         check_payload(op)
         payload = op.payload.model_dump_json()
-        params = self._params(
+        params = self._leases.params(
             op_id=op.op_id,
             task=op.task_id,
             epoch=op.epoch,
@@ -504,66 +288,34 @@ class PostgresStore:
             fenced=op.is_fenced,
         )
         rows = [pg_blobs.row(self.workspace, h, d) for h, d in sorted(op.blobs.items())]
-        if len(rows) == 1:
-            ((_, params["hash"], params["size"], params["zlib"], params["data"]),) = rows
-        else:
-            params["hashes"] = [r[1] for r in rows]
-            params["sizes"] = [r[2] for r in rows]
-            params["zlibs"] = [r[3] for r in rows]
-            params["datas"] = [r[4] for r in rows]
-        statement = _APPEND[min(len(rows), 2)]
+        statement = with_blobs(params, rows)
 
         async def job() -> Op:
             async with self._connection() as conn:
                 try:
                     cur = await conn.execute(statement, params)  # commits here, alone
                 except errors.UniqueViolation:
-                    raise _Refused from None
+                    raise Refused from None
                 row = await cur.fetchone()
             if row is None:
-                raise _Refused
+                raise Refused
             if row[2]:
                 self._wake()
             return written(row[0], op, row[1])
 
         for _ in range(RETRIES):
             try:  # idempotent: a try whose fate was lost finds its own op next time
-                return await self._retrying(job, idempotent=True)
-            except _Refused:
+                return await self._transport.retrying(job, idempotent=True)
+            except Refused:
                 pass
-            explained = await self._transaction(lambda c: self._explain_refusal(c, op, payload))
+            explained = await self._transaction(
+                lambda c: explain_refusal(c, self._leases, op, payload)
+            )
             if explained is not None:
                 return explained
             # Neither fenced nor recorded: the op was set aside or the task changed in
             # between (`baton repair`): the append runs again.
         raise StoreUnavailable(f"{self.where}: op {op.op_id} could not be recorded; retry")
-
-    async def _explain_refusal(self, conn: Conn, op: NewOp, payload: str) -> Op | None:
-        """Why the insert wrote nothing, read under the task's lock. The fence comes
-        first: a zombie replaying an op its heir recorded under the same key must hear
-        that it is fenced, not get the heir's op back (SqliteStore does the same)."""
-        if op.is_fenced:
-            info = await self._task_row(conn, op.task_id, lock="FOR SHARE")
-            if info.status != "open":
-                raise TaskClosed(f"task {op.task_id} is {info.status}; it takes no more writes")
-            if info.epoch != op.epoch:
-                raise StaleEpoch(
-                    f"task {op.task_id} was taken over (epoch {info.epoch}, worker "
-                    f"{info.worker}); this worker's epoch {op.epoch} is fenced off"
-                )
-        cur = await conn.execute(
-            f"SELECT {_OP_COLUMNS} FROM baton.ops WHERE ws = %(ws)s AND op_id = %(op_id)s",
-            {"ws": self.workspace, "op_id": op.op_id},
-        )
-        stored = await cur.fetchone()
-        if stored is None:
-            return None
-        if (stored[2], stored[4], stored[5]) == (op.task_id, op.kind.value, payload):
-            return row_to_op(stored)
-        raise OpConflict(
-            f"op_id {op.op_id!r} was already recorded with different content "
-            f"({stored[4]} at lsn {stored[0]})"
-        )
 
     async def _settled_rows(self, sql: str, **params: Any) -> list[TupleRow]:
         """`sql`'s rows, read once every lsn up to `%(settled)s` is settled (module doc,
@@ -571,7 +323,7 @@ class PostgresStore:
         after the barrier's grant."""
 
         async def fetch(conn: Conn) -> list[TupleRow]:
-            cur = await conn.execute(_SETTLED, {"ws": self.workspace})
+            cur = await conn.execute(SETTLED, {"ws": self.workspace})
             row = await cur.fetchone()
             settled = int(row[0]) if row is not None and row[0] is not None else 0
             cur = await conn.execute(sql, {"ws": self.workspace, "settled": settled, **params})
@@ -594,7 +346,7 @@ class PostgresStore:
             order, limit = "ASC", first
         else:  # the newest `last`, from the end of the index, not by reading all
             order, limit = "DESC", last
-        sql = f"SELECT {_OP_COLUMNS} FROM baton.ops WHERE {where} ORDER BY lsn {order}"
+        sql = f"SELECT {OP_COLUMNS} FROM baton.ops WHERE {where} ORDER BY lsn {order}"
         if limit is not None:
             sql += " LIMIT %(limit)s"
         rows = await self._settled_rows(sql, lsn=lsn, task=task_id, limit=max(0, limit or 0))
@@ -603,7 +355,7 @@ class PostgresStore:
         return [row_to_op(r) for r in rows]
 
     async def last_lsn(self) -> int:
-        rows = await self._settled_rows(f"SELECT {_SETTLED_LAST}")
+        rows = await self._settled_rows(f"SELECT {SETTLED_LAST}")
         return int(rows[0][0]) if rows else 0
 
     async def moved_to(self) -> str | None:
@@ -613,14 +365,14 @@ class PostgresStore:
         """Changes whenever the workspace's log did: its settled last lsn (appends), and
         above it its version (set-asides, put-backs, which may lower the last lsn)."""
         rows = await self._settled_rows(
-            f"SELECT version, {_SETTLED_LAST} FROM baton.workspaces WHERE ws = %(ws)s"
+            f"SELECT version, {SETTLED_LAST} FROM baton.workspaces WHERE ws = %(ws)s"
         )
         return int(rows[0][0]) * _VERSION_STEP + int(rows[0][1]) if rows else 0
 
     # --- the change feed ----------------------------------------------------------------
 
     async def wait_for_change(self, poll: float, limit: float | None = None) -> None:
-        """The change feed's wait (pg_feed.ChangeFeed.wait): at once on a notification,
+        """The change feed's wait (feed.ChangeFeed.wait): at once on a notification,
         else after its safety net; polling every `poll` until its listener is up."""
         await self.feed.wait(poll, limit)
 
@@ -672,120 +424,11 @@ class PostgresStore:
 
     # --- tasks and leases -------------------------------------------------------------
 
-    async def _task_row(self, conn: Conn, task_id: str, lock: str = "") -> TaskInfo:
-        cur = await conn.execute(
-            f"SELECT {_TASK_COLUMNS} FROM baton.tasks "
-            f"WHERE ws = %(ws)s AND task_id = %(task)s {lock}",
-            {"ws": self.workspace, "task": task_id},
-        )
-        row = await cur.fetchone()
-        if row is None:
-            raise TaskNotFound(f"no task {task_id!r}")
-        return task_info(row)
-
-    async def _now(self, conn: Conn) -> float:
-        """The transaction's 'now' (module doc), read once and used for all it judges."""
-        cur = await conn.execute(f"SELECT {_NOW}", {"now": _now_param(self._test_clock)})
-        row = await cur.fetchone()
-        assert row is not None
-        return float(row[0])
-
-    async def _insert(
-        self,
-        conn: Conn,
-        op_id: str,
-        task_id: str,
-        epoch: int,
-        kind: OpKind,
-        payload: Model,
-        at: float,
-    ) -> Op:
-        """Insert inside an open transaction whose caller already did the checks."""
-        try:
-            cur = await conn.execute(
-                _INSERT,
-                {
-                    "ws": self.workspace,
-                    "op_id": op_id,
-                    "task": task_id,
-                    "epoch": epoch,
-                    "kind": kind.value,
-                    "payload": payload.model_dump_json(),
-                    "at": at,
-                    "channel": self._channel,
-                },
-            )
-        except errors.UniqueViolation:
-            raise OpConflict(f"op_id {op_id!r} is already recorded") from None
-        row = await cur.fetchone()
-        if row is None:
-            raise StoreUnavailable(f"{self.where}: workspace {self.workspace!r} is gone")
-        return written(row[0], NewOp(op_id, task_id, epoch, kind, payload), at)
-
-    async def _create(self, conn: Conn, task_id: str, payload: TaskCreated, now: float) -> Op:
-        cur = await conn.execute(
-            "INSERT INTO baton.tasks(ws, task_id, title, created) "
-            "VALUES (%(ws)s, %(task)s, %(title)s, %(now)s) ON CONFLICT DO NOTHING",
-            {"ws": self.workspace, "task": task_id, "title": payload.title, "now": now},
-        )
-        if cur.rowcount != 1:
-            raise TaskExists(f"task {task_id} already exists")
-        return await self._insert(
-            conn, keys.created(task_id), task_id, 0, OpKind.TASK_CREATED, payload, now
-        )
-
-    async def _claim(
-        self,
-        conn: Conn,
-        task_id: str,
-        payload: TaskClaimed,
-        now: float,
-        take_from: str | None = None,
-    ) -> int:
-        """SqliteStore's rules (see its `_claim`), judged under the row's `FOR UPDATE`
-        lock at the database's 'now': of racing claimers one wins, the others wait for
-        its commit and then find its live lease."""
-        info = await self._task_row(conn, task_id, lock="FOR UPDATE")
-        if info.status != "open":
-            raise TaskClosed(f"task {task_id} is {info.status}")
-        now = await self._now(conn)  # after the lock: the wait for it may have been long
-        expires = info.lease_expires
-        live = info.worker is not None and expires is not None and now < expires <= now + MAX_TTL
-        if live and info.worker == payload.worker:
-            await conn.execute(
-                "UPDATE baton.tasks SET lease_expires = %(until)s "
-                "WHERE ws = %(ws)s AND task_id = %(task)s",
-                {"ws": self.workspace, "task": task_id, "until": now + payload.ttl},
-            )
-            return info.epoch
-        if live and (take_from is None or info.worker != take_from):
-            assert expires is not None
-            raise LeaseHeld(
-                f"task {task_id} is held by {info.worker} for another "
-                f"{expires - now:.1f}s (epoch {info.epoch})"
-            )
-        epoch = info.epoch + 1
-        await conn.execute(
-            "UPDATE baton.tasks SET epoch = %(epoch)s, worker = %(worker)s, "
-            "lease_expires = %(until)s WHERE ws = %(ws)s AND task_id = %(task)s",
-            {
-                "ws": self.workspace,
-                "task": task_id,
-                "epoch": epoch,
-                "worker": payload.worker,
-                "until": now + payload.ttl,
-            },
-        )
-        await self._insert(
-            conn, keys.claimed(task_id, epoch), task_id, epoch, OpKind.TASK_CLAIMED, payload, now
-        )
-        return epoch
-
     async def create_task(self, task_id: str, title: str, instruction: str) -> Op:
         payload = TaskCreated(title=title, instruction=instruction)
 
         async def body(conn: Conn) -> Op:
-            return await self._create(conn, task_id, payload, await self._now(conn))
+            return await self._leases.create(conn, task_id, payload, await self._leases.now(conn))
 
         return await self._transaction(body, idempotent=False)
 
@@ -796,9 +439,9 @@ class PostgresStore:
         claimed = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
 
         async def body(conn: Conn) -> int:
-            now = await self._now(conn)
-            await self._create(conn, task_id, created, now)
-            return await self._claim(conn, task_id, claimed, now)
+            now = await self._leases.now(conn)
+            await self._leases.create(conn, task_id, created, now)
+            return await self._leases.claim(conn, task_id, claimed, now)
 
         return await self._transaction(body, idempotent=False)
 
@@ -808,28 +451,15 @@ class PostgresStore:
         payload = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
 
         async def body(conn: Conn) -> int:
-            return await self._claim(conn, task_id, payload, 0.0, take_from)
+            return await self._leases.claim(conn, task_id, payload, 0.0, take_from)
 
         return await self._transaction(body)
 
     async def claim_next(self, worker: str, ttl: float) -> tuple[str, int] | None:
         payload = TaskClaimed(worker=worker, ttl=lease_seconds(ttl))
-
-        async def body(conn: Conn) -> tuple[str, int] | None:
-            now = await self._now(conn)
-            cur = await conn.execute(
-                "SELECT task_id FROM baton.tasks WHERE ws = %(ws)s AND status = 'open' "
-                "AND (worker IS NULL OR lease_expires IS NULL OR lease_expires <= %(at)s "
-                "OR lease_expires > %(at)s + %(max)s) ORDER BY created, task_id "
-                "LIMIT 1 FOR UPDATE SKIP LOCKED",
-                {"ws": self.workspace, "at": now, "max": MAX_TTL},
-            )
-            row = await cur.fetchone()
-            if row is None:
-                return None
-            return str(row[0]), await self._claim(conn, str(row[0]), payload, now)
-
-        return await self._transaction(body, idempotent=False)
+        return await self._transaction(
+            lambda conn: self._leases.claim_next(conn, payload), idempotent=False
+        )
 
     async def check_epoch(self, task_id: str, epoch: int) -> None:
         info = await self.task(task_id)
@@ -843,149 +473,57 @@ class PostgresStore:
 
     async def heartbeat(self, task_id: str, worker: str, epoch: int, ttl: float) -> None:
         ttl = lease_seconds(ttl)
-
-        async def body(conn: Conn) -> None:
-            cur = await conn.execute(
-                f"UPDATE baton.tasks SET lease_expires = {_NOW} + %(ttl)s "
-                "WHERE ws = %(ws)s AND task_id = %(task)s AND epoch = %(epoch)s "
-                "AND worker = %(worker)s AND status = 'open'",
-                self._params(task=task_id, epoch=epoch, worker=worker, ttl=ttl),
-            )
-            if cur.rowcount != 1:
-                info = await self._task_row(conn, task_id)
-                raise StaleEpoch(
-                    f"lease on task {task_id} lost: now epoch {info.epoch}, worker {info.worker}"
-                )
-
-        await self._transaction(body)
+        await self._transaction(
+            lambda conn: self._leases.heartbeat(conn, task_id, worker, epoch, ttl)
+        )
 
     async def release(self, task_id: str, worker: str, epoch: int) -> None:
-        async def body(conn: Conn) -> None:
-            info = await self._task_row(conn, task_id, lock="FOR UPDATE")
-            if (info.epoch, info.worker) != (epoch, worker):
-                raise StaleEpoch(f"task {task_id} is no longer held by {worker}@{epoch}")
-            await conn.execute(
-                "UPDATE baton.tasks SET worker = NULL, lease_expires = NULL "
-                "WHERE ws = %(ws)s AND task_id = %(task)s",
-                {"ws": self.workspace, "task": task_id},
-            )
-            await self._insert(
-                conn,
-                keys.released(task_id, epoch),
-                task_id,
-                epoch,
-                OpKind.TASK_RELEASED,
-                TaskReleased(worker=worker),
-                await self._now(conn),
-            )
-
-        await self._transaction(body, idempotent=False)
+        await self._transaction(
+            lambda conn: self._leases.release(conn, task_id, worker, epoch), idempotent=False
+        )
 
     async def finish(self, task_id: str, epoch: int, payload: TaskFinished) -> Op:
         """task.finished also closes the task row: one transaction for both."""
-
-        async def body(conn: Conn) -> Op:
-            info = await self._task_row(conn, task_id, lock="FOR UPDATE")
-            if info.epoch != epoch:
-                raise StaleEpoch(f"task {task_id} was taken over (epoch {info.epoch})")
-            if info.status != "open":
-                raise TaskClosed(f"task {task_id} is already {info.status}")
-            await conn.execute(
-                "UPDATE baton.tasks SET status = %(status)s, worker = NULL, "
-                "lease_expires = NULL WHERE ws = %(ws)s AND task_id = %(task)s",
-                {"ws": self.workspace, "task": task_id, "status": payload.outcome},
-            )
-            return await self._insert(
-                conn,
-                keys.finished(task_id),
-                task_id,
-                epoch,
-                OpKind.TASK_FINISHED,
-                payload,
-                await self._now(conn),
-            )
-
-        return await self._transaction(body, idempotent=False)
+        return await self._transaction(
+            lambda conn: self._leases.finish(conn, task_id, epoch, payload), idempotent=False
+        )
 
     async def tasks(self) -> list[TaskInfo]:
         rows = await self._rows(
-            f"SELECT {_TASK_COLUMNS} FROM baton.tasks WHERE ws = %(ws)s ORDER BY created, task_id"
+            f"SELECT {TASK_COLUMNS} FROM baton.tasks WHERE ws = %(ws)s ORDER BY created, task_id"
         )
         return [task_info(r) for r in rows]
 
     async def task(self, task_id: str) -> TaskInfo:
-        return await self._read(lambda conn: self._task_row(conn, task_id))
+        return await self._read(lambda conn: self._leases.task_row(conn, task_id))
 
     # --- checkpoints ------------------------------------------------------------------
 
     async def checkpoint_before(
         self, task_id: str, lsn: int | None = None
     ) -> StoredCheckpoint | None:
-        row = await self._one(
-            f"SELECT {_CHECKPOINT_COLUMNS} FROM baton.checkpoints "
-            "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(lsn)s "
-            "ORDER BY lsn DESC LIMIT 1",
-            task=task_id,
-            lsn=lsn if lsn is not None else 2**62,
-        )
-        return None if row is None else _checkpoint(row)
+        return await self._read(lambda c: pg_checkpoints.before(c, self.workspace, task_id, lsn))
 
     async def checkpoint_head(
         self, task_id: str, before: int | None = None
     ) -> CheckpointHead | None:
-        row = await self._one(
-            "SELECT lsn, size, head FROM baton.checkpoints "
-            "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(lsn)s "
-            "ORDER BY lsn DESC LIMIT 1",
-            task=task_id,
-            lsn=before if before is not None else 2**62,
-        )
-        if row is None:
-            return None
-        return CheckpointHead(task_id, row[0], row[1], bytes(row[2]))
+        return await self._read(lambda c: pg_checkpoints.head(c, self.workspace, task_id, before))
 
     async def checkpoints_between(
         self, task_id: str, first: int, last: int
     ) -> list[StoredCheckpoint]:
-        rows = await self._rows(
-            f"SELECT {_CHECKPOINT_COLUMNS} FROM baton.checkpoints "
-            "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn BETWEEN %(first)s AND %(last)s "
-            "ORDER BY lsn",
-            task=task_id,
-            first=first,
-            last=last,
+        return await self._read(
+            lambda c: pg_checkpoints.between(c, self.workspace, task_id, first, last)
         )
-        return [_checkpoint(r) for r in rows]
 
     async def write_checkpoint(
         self, checkpoint: StoredCheckpoint, *, keep_from: int | None = None
     ) -> None:
-        params = {
-            "ws": self.workspace,
-            "task": checkpoint.task_id,
-            "keep_from": keep_from,
-        }
         row = pg_blobs.checkpoint_row(self.workspace, checkpoint)
-
-        async def body(conn: Conn) -> None:
-            await conn.execute(pg_blobs.CHECKPOINT_INSERT, row)
-            if keep_from is not None:
-                await conn.execute(
-                    "DELETE FROM baton.checkpoints "
-                    "WHERE ws = %(ws)s AND task_id = %(task)s AND lsn < %(keep_from)s",
-                    params,
-                )
-
-        await self._transaction(body)
+        await self._transaction(lambda c: pg_checkpoints.write(c, row, keep_from))
 
     async def delete_checkpoints(self) -> int:
-        async def body(conn: Conn) -> int:
-            cur = await conn.execute(
-                "DELETE FROM baton.checkpoints WHERE ws = %(ws)s", {"ws": self.workspace}
-            )
-            return cur.rowcount
-
-        return await self._transaction(body)
+        return await self._transaction(lambda c: pg_checkpoints.delete_all(c, self.workspace))
 
     # --- repair -----------------------------------------------------------------------
 
@@ -996,18 +534,17 @@ class PostgresStore:
         async def body(conn: Conn) -> None:
             await self._bump(conn)
             cur = await conn.execute(
-                f"DELETE FROM baton.ops WHERE ws = %(ws)s AND lsn = %(lsn)s "
-                f"RETURNING {_OP_COLUMNS}",
+                f"DELETE FROM baton.ops WHERE ws = %(ws)s AND lsn = %(lsn)s RETURNING {OP_COLUMNS}",
                 {"ws": self.workspace, "lsn": lsn},
             )
             row = await cur.fetchone()
             if row is None:
                 raise InvalidInput(f"the log has no op {lsn}")
             await conn.execute(
-                f"INSERT INTO baton.set_aside(ws, {_OP_COLUMNS}, reason, moved) "
+                f"INSERT INTO baton.set_aside(ws, {OP_COLUMNS}, reason, moved) "
                 f"VALUES (%(ws)s, %(lsn)s, %(op_id)s, %(task)s, %(epoch)s, %(kind)s, "
-                f"%(payload)s, %(at)s, %(reason)s, {_NOW})",
-                self._params(**_named(row), reason=reason),
+                f"%(payload)s, %(at)s, %(reason)s, {NOW})",
+                self._leases.params(**_named(row), reason=reason),
             )
             await self._drop_checkpoints_from(conn, str(row[2]), lsn)
 
@@ -1020,14 +557,14 @@ class PostgresStore:
             await self._bump(conn)
             cur = await conn.execute(
                 f"DELETE FROM baton.set_aside WHERE ws = %(ws)s AND lsn = %(lsn)s "
-                f"RETURNING {_OP_COLUMNS}",
+                f"RETURNING {OP_COLUMNS}",
                 {"ws": self.workspace, "lsn": lsn},
             )
             row = await cur.fetchone()
             if row is None:
                 raise InvalidInput(f"no op {lsn} was set aside")
             cur = await conn.execute(
-                f"INSERT INTO baton.ops(ws, {_OP_COLUMNS}) VALUES (%(ws)s, %(lsn)s, "
+                f"INSERT INTO baton.ops(ws, {OP_COLUMNS}) VALUES (%(ws)s, %(lsn)s, "
                 "%(op_id)s, %(task)s, %(epoch)s, %(kind)s, %(payload)s, %(at)s) "
                 "ON CONFLICT DO NOTHING",
                 {"ws": self.workspace, **_named(row)},
@@ -1107,14 +644,6 @@ def _named(row: TupleRow) -> dict[str, Any]:
         "payload": payload,
         "at": at,
     }
-
-
-_CHECKPOINT_COLUMNS = "task_id, lsn, zlib, data, checksum"
-
-
-def _checkpoint(row: TupleRow) -> StoredCheckpoint:
-    data = pg_blobs.checkpoint_data(bytes(row[3]), row[2])
-    return StoredCheckpoint(row[0], row[1], data, str(row[4]))
 
 
 __all__ = ["PostgresStore"]
