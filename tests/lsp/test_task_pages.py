@@ -148,7 +148,7 @@ async def test_pages_of_some_statuses(editor: Editor) -> None:
 
 async def test_an_unknown_param_says_extra_forbidden(editor: Editor) -> None:
     """What a server before pages answers to `limit`: the extension reads whole tasks when
-    it sees this word (vscode-client/src/taskPages.ts, `refusesPages`)."""
+    it sees this word (the extension's task pages, `refusesPages`)."""
     with pytest.raises(JsonRpcException) as caught:
         await task(editor, cursor="x")
     assert caught.value.code == -32602
