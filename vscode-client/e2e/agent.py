@@ -20,9 +20,9 @@ import json
 import sys
 from pathlib import Path
 
-from baton import landings
+from baton.effects import landings
 from baton.agent import Worker
-from baton.workspace import Workspace
+from baton.workspace.workspace import Workspace
 
 CALC = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
 UTIL = "def greet(name):\n    return 'hello ' + name\n"
