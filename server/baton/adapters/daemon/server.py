@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import fcntl
+import logging
 import os
 import sys
 from pathlib import Path
@@ -26,10 +27,14 @@ from typing import Protocol
 
 from baton import __version__
 from baton.adapters import claude_code, hookio
+from baton.effects import shell_snapshots
+from baton.effects.live_tree import LiveTree
 from baton.workspace.workspace import Workspace
 
 from . import agent_client
 from .wire import MAX_INPUT, SOCKET, frame
+
+log = logging.getLogger(__name__)
 
 IDLE_S = 600.0
 CHECK_S = 2.0
@@ -59,6 +64,7 @@ class Daemon:
         self.env = agent_client.environment()
         self.world = agent_client.world()
         """What a client's command needs to share with this process to be run here."""
+        self.tree: LiveTree | None = None
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -126,6 +132,19 @@ class Daemon:
             + frame(err.encode("utf-8", "surrogatepass"))
         )
 
+    async def keep_tree(self) -> None:
+        """The workspace's live manifest (effects/live_tree.py): built once, then read
+        from the watcher whenever the kernel has news, so its queue rarely fills."""
+        try:
+            self.tree = await shell_snapshots.watch(self.ws)
+        except Exception:
+            log.exception("baton hookd: the live manifest of %s failed", self.root)
+            return  # every snapshot scans the whole tree instead
+        if self.tree.watch is not None:
+            asyncio.get_running_loop().add_reader(
+                self.tree.watch.fileno(), self.tree.watch.absorb
+            )
+
     async def watch(self) -> None:
         """Leave when idle, or when the socket or the workspace is gone."""
         loop = asyncio.get_running_loop()
@@ -133,6 +152,9 @@ class Daemon:
             await asyncio.sleep(CHECK_S)
             if self.busy.locked():
                 continue
+            if self.tree is not None:
+                async with self.busy:
+                    await asyncio.to_thread(self.tree.rebase_if_due)
             gone = _identity(self.root / ".baton" / SOCKET) != self.socket_id
             if gone or loop.time() - self.last > IDLE_S:
                 self.done.set()
@@ -178,10 +200,15 @@ async def run(root: Path, commands: AgentCommands) -> int:
             daemon.socket_id = _identity(folder / SOCKET)
             async with server:
                 watcher = asyncio.create_task(daemon.watch())
+                tree = asyncio.create_task(daemon.keep_tree())
                 await daemon.done.wait()
                 watcher.cancel()
             async with daemon.busy:
                 pass  # a command under way finishes before the store closes
+            if daemon.tree is not None and daemon.tree.watch is not None:
+                asyncio.get_running_loop().remove_reader(daemon.tree.watch.fileno())
+            tree.cancel()
+            await shell_snapshots.unwatch(ws)
             if _identity(folder / SOCKET) == daemon.socket_id:
                 with contextlib.suppress(OSError):
                     os.unlink(folder / SOCKET)
