@@ -93,6 +93,8 @@ class Reply:
         self.context: list[str] = []
         self.decision: str | None = None
         """The reason the tool call is denied, if it is."""
+        self.system: list[str] = []
+        """What the developer must see at once (Claude Code shows `systemMessage`)."""
 
     def output(self) -> dict[str, Any] | None:
         text = "\n\n".join(c for c in self.context if c)
@@ -102,7 +104,10 @@ class Reply:
         if self.decision is not None:
             out["permissionDecision"] = "deny"
             out["permissionDecisionReason"] = self.decision
-        return {"hookSpecificOutput": out} if len(out) > 1 else None
+        answer: dict[str, Any] = {"hookSpecificOutput": out} if len(out) > 1 else {}
+        if self.system:
+            answer["systemMessage"] = " ".join(self.system)
+        return answer or None
 
 
 async def hook(ws: Workspace, raw: Any) -> dict[str, Any] | None:
@@ -149,7 +154,7 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         if held is not None:
             reply.decision = held
     elif name in ("PostToolUse", "PostToolUseFailure"):
-        await _after_tool(ws, task, event)
+        await _after_tool(ws, task, event, reply)
         await _tell(task, reply)
     elif name == "Stop":
         await task.remark("note", f"Claude Code session {event.session_id} ended its turn.")
@@ -161,6 +166,10 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         await task.remark("note", f"Claude Code session ended ({reason or 'no reason given'}).")
         await task.release()
     return reply
+
+
+_told: set[str] = set()
+"""What this process already told the developer about the watcher (once a reason)."""
 
 
 async def _tell(task: Task, reply: Reply) -> None:
@@ -256,14 +265,27 @@ def apply_edit(text: str | None, edit: dict[str, Any]) -> str | None:
     return text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
 
 
-async def _after_tool(ws: Workspace, task: Task, event: HookEvent) -> None:
+async def _after_tool(ws: Workspace, task: Task, event: HookEvent, reply: Reply) -> None:
     tool, call = event.tool_name or "", event.tool_use_id or ""
     landing = keys.landing_id(event.session_id, call)
     if tool in SHELLS and call:
         settled = await shell_snapshots.settle(ws, task.id, landing, tool)
         if settled.unreviewable:
-            names = ", ".join(settled.unreviewable[:20])
+            shown = ", ".join(settled.unreviewable[:20])
+            more = len(settled.unreviewable) - 20
+            names = f"{shown} and {more} more" if more > 0 else shown
             await task.remark("note", f"{tool} changed files Baton cannot review: {names}")
+            reply.system.append(
+                f"Baton: {tool} changed {len(settled.unreviewable)} file(s) it cannot show "
+                f"for review (binary, too large, or not text): {names}."
+            )
+        slow = shell_snapshots.unwatched(ws)
+        if slow is not None and slow not in _told:
+            _told.add(slow)
+            reply.system.append(
+                f"Baton: not watching this workspace ({slow}); each {tool} call scans "
+                "every file instead: slower, nothing missed."
+            )
         return
     if tool == "Read":
         path = workspace_path(ws, event, event.tool_input.get("file_path"))

@@ -69,6 +69,16 @@ async def unwatch(ws: Workspace) -> None:
         task.result().stop()
 
 
+def unwatched(ws: Workspace) -> str | None:
+    """Why the daemon's live manifest is not watching, when it should be (a snapshot is
+    then a full scan); None when it watches, or is not this process's to keep."""
+    task = _live.get(ws)
+    if task is None or not task.done() or task.cancelled() or task.exception():
+        return None
+    tree = task.result()
+    return tree.why_unwatched if tree.watch is None else None
+
+
 async def _tree(ws: Workspace) -> LiveTree | None:
     task = _live.get(ws)
     if task is None:

@@ -141,9 +141,7 @@ class Daemon:
             log.exception("baton hookd: the live manifest of %s failed", self.root)
             return  # every snapshot scans the whole tree instead
         if self.tree.watch is not None:
-            asyncio.get_running_loop().add_reader(
-                self.tree.watch.fileno(), self.tree.watch.absorb
-            )
+            asyncio.get_running_loop().add_reader(self.tree.watch.fileno(), self.tree.watch.absorb)
 
     async def watch(self) -> None:
         """Leave when idle, or when the socket or the workspace is gone."""
@@ -158,6 +156,15 @@ class Daemon:
             gone = _identity(self.root / ".baton" / SOCKET) != self.socket_id
             if gone or loop.time() - self.last > IDLE_S:
                 self.done.set()
+
+
+def _log_to(path: Path) -> None:
+    """The daemon has no terminal: what it warns of (a watcher that fell back to full
+    scans, say) goes where a hook's failures go."""
+    handler = logging.FileHandler(path, delay=True, encoding="utf-8")
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s hookd: %(message)s", "%Y-%m-%dT%H:%M:%S"))
+    logging.getLogger("baton").addHandler(handler)
 
 
 def _identity(path: Path) -> tuple[int, int]:
@@ -185,6 +192,7 @@ async def run(root: Path, commands: AgentCommands) -> int:
     try:
         # The hook that started it may not have made the database yet: whichever comes
         # first makes it (it is created whole, under a temporary name).
+        _log_to(folder / "hooks.log")
         async with await Workspace.open(root) as ws:
             daemon = Daemon(root, ws, commands)
             here = os.getcwd()
