@@ -67,21 +67,25 @@ class LiveTree:
         for top in dirty.folders:
             prefix = top + "/"
             names.update(n for n in self.manifest if n.startswith(prefix))
-        new = [n for n in names if n not in self.manifest]
-        unlisted = manifests.unlisted(self.root, new) if new else set()
         base = os.fspath(self.root)
-        contents: dict[str, bytes] = {}
+        seen: dict[str, tuple[Entry | None, bytes | None]] = {}
         for name in names:
-            if name in unlisted:
-                continue
             old = self.manifest.get(name)
             if old is None:
                 try:
                     name = paths.normalize(name)
                 except paths.PathRefused:
                     continue
-            now, data = manifests.entry(base, name, old)
-            if now != old:
+            seen[name] = manifests.entry(base, name, old)
+        # Only a file new to the manifest and still there may be ignored: asking git costs
+        # a read of its index, so a command's temporary files (sed -i's) never ask.
+        new = [n for n, (now, _) in seen.items() if now is not None and n not in self.manifest]
+        unlisted = manifests.unlisted(self.root, new) if new else set()
+        contents: dict[str, bytes] = {}
+        for name, (now, data) in seen.items():
+            if name in unlisted:
+                continue
+            if now != self.manifest.get(name):
                 self._set(name, now)
             if data is not None and now is not None:
                 contents[str(now[3])] = data
