@@ -58,6 +58,27 @@ def normalize(path: str) -> str:
     return "/".join(parts)
 
 
+def escaped(name: bytes | str) -> str:
+    """`name` as text any JSON, log row or terminal carries, for a name that comes from the
+    disk or from git rather than from a caller: a file name is bytes, and one that is not
+    UTF-8 (b'caf\\xe9.txt', written by a Latin-1 tool) cannot be encoded into a payload.
+
+    A name `normalize` accepts comes back unchanged. Otherwise each byte that is not UTF-8,
+    and each control character, is written `\\xNN`, and a backslash `\\\\`: a name with a
+    backslash in it is always an escaped one (`normalize` refuses a real backslash), and
+    the escape reads back to the exact bytes. A str is taken as the OS gives names
+    (`os.fsdecode`: an undecodable byte is a lone surrogate)."""
+    raw = name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
+    text = raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def is_escaped(name: str) -> bool:
+    """Whether `name` came out of `escaped` changed: a name no path of Baton's can have,
+    to show with a word on what its escapes mean."""
+    return "\\" in name
+
+
 def resolve(root: Path, path: str, *, must_be_file: bool = False, folder: bool = False) -> Path:
     """The absolute path of a workspace file, refusing symlinks that lead outside.
 

@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from baton.core.hashing import digest
 from baton.core.keys import derive
 from baton.core.limits import MAX_FILE_BYTES
 from baton.effects import landings
+from baton.workspace import git
 from baton.workspace.workspace import Workspace
 
 SKIPPED_DIRS = frozenset({".git", ".baton", "node_modules", ".venv", "venv", "__pycache__"})
@@ -58,17 +58,9 @@ def folder(ws: Workspace) -> Path:
 
 def listed(root: Path) -> list[str]:
     """The workspace's files, as workspace paths."""
-    if (root / ".git").exists():
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
-                capture_output=True,
-                check=True,
-                timeout=30,
-            ).stdout
-            return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-        except (OSError, subprocess.SubprocessError):
-            pass  # no git on PATH, a broken repository: walk instead
+    names = git.listed(root)  # None: not in a work tree, ignored by it, or git failed
+    if names is not None:
+        return names
     found: list[str] = []
     for here, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
