@@ -147,16 +147,17 @@ def _listed(root: Path, under: bytes) -> list[bytes]:
     found: list[bytes] = []
     seen: set[bytes] = set()
     for entry in out.split(b"\0"):
-        if not entry:
-            continue
+        if not entry or entry.endswith(b"/"):
+            continue  # b"clone/": a repository kept inside, to git one opaque folder
         staged = _STAGED.match(entry)
         path = entry[staged.end() :] if staged else entry
         if path in seen:
             continue  # a path with a conflict is staged up to three times
         seen.add(path)
-        sub = root / os.fsdecode(path)
-        if staged and staged.group(1) == GITLINK and os.path.exists(sub / ".git"):
-            found += _listed(sub, under + path + b"/")
-        else:
-            found.append(under + path)
+        if staged and staged.group(1) == GITLINK:  # a submodule: a folder, its files its own
+            sub = root / os.fsdecode(path)
+            if os.path.exists(sub / ".git"):  # checked out
+                found += _listed(sub, under + path + b"/")
+            continue
+        found.append(under + path)
     return found
