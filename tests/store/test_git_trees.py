@@ -49,7 +49,8 @@ def repo(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_every_git_call_skips_optional_locks(tmp_path: Path) -> None:
-    assert git.command(tmp_path, "status")[:4] == ["git", "--no-optional-locks", "-C", str(tmp_path)]
+    expected = ["git", "--no-optional-locks", "-C", str(tmp_path), "status"]
+    assert git.command(tmp_path, "status") == expected
 
 
 def test_a_worktree_is_a_work_tree(tmp_path: Path) -> None:
