@@ -62,8 +62,8 @@ def test_a_worktree_is_a_work_tree(tmp_path: Path) -> None:
     (tree / "new.txt").write_text("new\n")
     (tree / "build").mkdir()
     (tree / "build" / "out.txt").write_text("ignored\n")
-    assert bases.in_git(tree)
-    assert bases.head(tree) == run_git(main, "rev-parse", "HEAD")
+    assert git.inside(tree)
+    assert git.head(tree) == run_git(main, "rev-parse", "HEAD")
     assert sorted(shell_snapshots.listed(tree)) == [".gitignore", "a.txt", "new.txt"]
     assert bases.dirty_paths(tree) == ["new.txt"]
 
@@ -81,7 +81,7 @@ def test_a_subfolder_of_a_repository_is_listed_by_git_from_where_it_is(tmp_path:
     (top / "lib" / "l.py").write_text("dirty outside the workspace\n")
     assert sorted(shell_snapshots.listed(ws)) == ["app.py", "new.py"]
     assert bases.dirty_paths(ws) == ["new.py"]
-    assert bases.committed(ws, bases.head(ws) or "", "app.py") == b"x = 1\n"
+    assert git.committed(ws, git.head(ws) or "", "app.py") == b"x = 1\n"
 
 
 def test_a_folder_the_repository_ignores_is_walked(tmp_path: Path) -> None:
@@ -144,12 +144,17 @@ def test_names_that_are_not_utf8(tmp_path: Path) -> None:
     found.base.model_dump_json()  # what crashed: a surrogate in the payload
     (note,) = found.notes
     assert note.startswith("Baton cannot record changes to caf\\xe9.txt, tab\\x09here.txt: ")
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "-m", "odd names")  # clean now: still named in the note
+    found = bases.probe(root, "c", "here")
+    assert found.base is not None and found.base.dirty == []
+    assert found.notes[0].startswith("Baton cannot record changes to caf\\xe9.txt, tab")
 
 
 def test_git_missing_is_no_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = repo(tmp_path / "r", {"a.txt": "a\n"})
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
-    assert bases.head(root) is None  # no base recorded, as outside git
+    assert git.head(root) is None  # no base recorded, as outside git
     assert git.listed(root) is None  # the snapshot walks instead
     with pytest.raises(git.GitFailed, match="git could not run"):
         bases.dirty_paths(root)

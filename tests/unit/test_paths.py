@@ -156,8 +156,10 @@ def test_escaped_names(name: bytes | str, shown: str) -> None:
 
 @given(st.binary(min_size=1, max_size=40))
 def test_an_escaped_name_reads_back_to_its_bytes(raw: bytes) -> None:
-    """Two names never share an escape: it reads back to the exact bytes."""
+    """Two names never share an escape: it reads back to the exact bytes, and the name as
+    the OS gives it (`os.fsdecode`) is escaped the same."""
     text, out, i = escaped(raw), bytearray(), 0
+    assert escaped(os.fsdecode(raw)) == text
     while i < len(text):
         if text.startswith("\\\\", i):
             out += b"\\"

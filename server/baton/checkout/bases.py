@@ -28,17 +28,7 @@ from baton.workspace.workspace import Workspace
 
 MAX_DIRTY = 1000
 SHOWN_IN_NOTE = 10
-"""Names a note on escaped or unlisted paths gives; the rest are counted."""
-
-
-def in_git(root: Path) -> bool:
-    """Whether `root` is inside a git work tree (git.inside)."""
-    return git.inside(root)
-
-
-def head(root: Path) -> str | None:
-    """The commit checked out at `root`; None outside git or before a first commit."""
-    return git.head(root)
+"""Names the note on names Baton cannot record gives; the rest are counted."""
 
 
 def dirty_paths(root: Path) -> list[str]:
@@ -59,7 +49,7 @@ class Probe:
 def probe(root: Path, checkout: str, label: str) -> Probe:
     """The base of a task beginning at `root` now (blocking). git failing is no reason
     for a task not to begin: it begins without a base, and a note says why."""
-    commit = head(root)
+    commit = git.head(root)
     if commit is None:
         return Probe(None)
     try:
@@ -77,7 +67,13 @@ def probe(root: Path, checkout: str, label: str) -> Probe:
         dirty=dirty[:MAX_DIRTY],
         dirty_more=max(len(dirty) - MAX_DIRTY, 0),
     )
-    odd = [p for p in dirty if paths.is_escaped(p)]
+    # Every such name, clean ones too (the index's, beside status's untracked ones): a
+    # shell snapshot leaves them out, and this note is where the task hears of it.
+    try:
+        named = [p for p in (paths.escaped(n) for n in git.tracked(root)) if paths.is_escaped(p)]
+    except git.GitFailed:
+        named = []
+    odd = sorted({*named, *(p for p in dirty if paths.is_escaped(p))})
     if not odd:
         return Probe(base)
     more = f" and {len(odd) - SHOWN_IN_NOTE} more" if len(odd) > SHOWN_IN_NOTE else ""
@@ -100,9 +96,3 @@ async def record(ws: Workspace, task_id: str, epoch: int) -> TaskBase | None:
         key = keys.recorded(task_id, OpKind.CONTEXT_NOTE, (keys.based(task_id), n))
         await ws.record(NewOp(key, task_id, epoch, OpKind.CONTEXT_NOTE, ContextText(text=note)))
     return found.base
-
-
-def committed(root: Path, commit: str, path: str) -> bytes | None:
-    """The file `path` (relative to `root`) as `commit` has it; None if it has none.
-    GitFailed when git cannot say."""
-    return git.committed(root, commit, path)

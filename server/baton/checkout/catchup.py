@@ -38,8 +38,6 @@ from baton.workspace.checkout_identity import Checkout
 from baton.workspace.file_writes import History, Write, history
 from baton.workspace.workspace import Workspace
 
-from . import bases
-
 __all__ = ["History", "Write", "history"]
 
 
@@ -186,7 +184,7 @@ async def _at_base(ws: Workspace, base: TaskBase | None, path: str, data: bytes 
     for a task begun outside git (a fresh folder)."""
     if base is not None and base.commit is not None:
         try:
-            committed = await asyncio.to_thread(bases.committed, ws.root, base.commit, path)
+            committed = await asyncio.to_thread(git.committed, ws.root, base.commit, path)
         except git.GitFailed as e:  # before any write of the file: a rerun goes on from here
             raise CheckoutRefused(f"cannot read {path} at the base commit: {e}") from None
         return content_hash(data) == content_hash(committed)
@@ -263,7 +261,7 @@ async def checkout(ws: Workspace, task_id: str) -> CheckoutReport:
     found = await history(ws, task_id)
     base = found.base
     if base is not None and base.commit is not None and lagging(ws, state):
-        at = await asyncio.to_thread(bases.head, ws.root)
+        at = await asyncio.to_thread(git.head, ws.root)
         if at is None:
             raise CheckoutRefused(
                 f"{ws.root} is not a git work tree, and task {task_id} began at commit "

@@ -18,6 +18,9 @@ MAX_PATH_BYTES = 4096
 MAX_COMPONENT_BYTES = 255
 FORBIDDEN_DIRS = frozenset({".git", ".baton"})
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+_ESCAPED = re.compile("[\x00-\x1f\x7f\\\\\udc80-\udcff]")
+"""What `escaped` changes in a name as the OS gives it: a control character, a backslash,
+an undecodable byte (a lone surrogate)."""
 
 
 class PathRefused(ValueError):
@@ -68,6 +71,8 @@ def escaped(name: bytes | str) -> str:
     backslash in it is always an escaped one (`normalize` refuses a real backslash), and
     the escape reads back to the exact bytes. A str is taken as the OS gives names
     (`os.fsdecode`: an undecodable byte is a lone surrogate)."""
+    if isinstance(name, str) and _ESCAPED.search(name) is None:
+        return name  # the common case, without a copy: a listing of 100k names
     raw = name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
     text = raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
