@@ -36,7 +36,7 @@ def normalize(path: str) -> str:
     try:
         encoded = path.encode("utf-8")
     except UnicodeEncodeError:
-        raise PathRefused(f"path is not valid UTF-8: {path!r}") from None
+        raise PathRefused(f"path is not valid UTF-8: {escaped(path)}") from None
     if len(encoded) > MAX_PATH_BYTES:
         raise PathRefused(f"path is longer than {MAX_PATH_BYTES} bytes")
     if _CONTROL.search(path):
