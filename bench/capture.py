@@ -184,11 +184,15 @@ class CaptureResult:
     def as_dict(self) -> dict[str, Any]:
         return {
             "sizes": [
-                {"files": s.files, "recorded": s.recorded, "baton_calls": s.baton_calls,
-                 "first_bash_ms": s.first_bash_ms,
-                 "samples_ms": {k: [v / 1e6 for v in vs] for k, vs in s.samples.items()}}
+                {
+                    "files": s.files,
+                    "recorded": s.recorded,
+                    "baton_calls": s.baton_calls,
+                    "first_bash_ms": s.first_bash_ms,
+                    "samples_ms": {k: [v / 1e6 for v in vs] for k, vs in s.samples.items()},
+                }
                 for s in self.sizes
-            ],  # fmt: skip
+            ],
             "tables": self.tables,
         }
 
@@ -224,19 +228,25 @@ def _tables(r: CaptureResult) -> list[str]:
                     verdict(growth <= TARGET_GROWTH) if s is not smallest else "-",
                 ]
             )
-    counts = [
-        [f"{s.files:,} files", s.baton_calls, s.recorded, s.first_bash_ms] for s in r.sizes
-    ]
+    counts = [[f"{s.files:,} files", s.baton_calls, s.recorded, s.first_bash_ms] for s in r.sizes]
     return [
         emit(
             "10a. A tool call with its two hooks, by repository size (ms per call: "
             "PreToolUse + the tool + PostToolUse; target: Baton adds ≤ 50 ms p95 at 100k "
             f"files, and ≤ 2x what it adds at {smallest.files:,})",
             [
-                "repository, tool", "none p50", "none p95", "true p95", "baton p50",
-                "baton p95", "added p50", "added p95", "≤ 50 ms", f"vs {smallest.files:,}",
+                "repository, tool",
+                "none p50",
+                "none p95",
+                "true p95",
+                "baton p50",
+                "baton p95",
+                "added p50",
+                "added p95",
+                "≤ 50 ms",
+                f"vs {smallest.files:,}",
                 "≤ 2x",
-            ],  # fmt: skip
+            ],
             rows,
         ),
         emit(

@@ -179,3 +179,23 @@ async def test_in_the_daemon_a_command_lands_what_it_changed(worker: Worker, pro
         assert settled.landed == ()  # nothing changed: nothing lands twice
     finally:
         await shell_snapshots.unwatch(task.ws)
+
+
+async def test_a_name_that_is_not_utf8_is_named_escaped_not_dropped(
+    worker: Worker, project: Path
+) -> None:
+    odd = os.fsdecode(b"caf\xe9.txt")
+    (project / odd).write_text("latin-1 tool\n")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    task = await worker.begin("t")
+    await shell_snapshots.watch(task.ws)
+    try:
+        await shell_snapshots.take(task.ws, task.id, "bash-1")
+        (project / odd).write_text("changed\n")
+        (project / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+        settled = await shell_snapshots.settle(task.ws, task.id, "bash-1", "Bash")
+    finally:
+        await shell_snapshots.unwatch(task.ws)
+    assert settled.landed == ("calc.py",)
+    assert settled.unreviewable == ("caf\\xe9.txt",)

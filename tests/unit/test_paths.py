@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from baton.core.paths import PathRefused, normalize, read_regular, resolve
+from baton.core.paths import (
+    PathRefused,
+    escaped,
+    is_escaped,
+    normalize,
+    read_regular,
+    resolve,
+)
 
 
 @pytest.mark.parametrize(
@@ -129,3 +136,38 @@ def test_resolve_through_a_symlinked_root(tmp_path: Path) -> None:
     link.symlink_to(real)
     assert resolve(link, "src/a.py", must_be_file=True) == (real / "src" / "a.py").resolve()
     assert read_regular(link, resolve(link, "src/a.py")) == b"x\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        (b"caf\xc3\xa9.txt", "café.txt"),  # UTF-8: as it is
+        (b"caf\xe9.txt", "caf\\xe9.txt"),  # Latin-1: the byte escaped
+        (b"a\\b", "a\\\\b"),  # a real backslash doubled, so the escape is unambiguous
+        (b"line\nbreak", "line\\x0abreak"),  # a control character
+        ("caf\udce9.txt", "caf\\xe9.txt"),  # as os.fsdecode gives the Latin-1 name
+    ],
+)
+def test_escaped_names(name: bytes | str, shown: str) -> None:
+    assert escaped(name) == shown
+    shown.encode("utf-8")  # a payload can hold it
+    assert is_escaped(shown) == (shown != "café.txt")
+
+
+@given(st.binary(min_size=1, max_size=40))
+def test_an_escaped_name_reads_back_to_its_bytes(raw: bytes) -> None:
+    """Two names never share an escape: it reads back to the exact bytes, and the name as
+    the OS gives it (`os.fsdecode`) is escaped the same."""
+    text, out, i = escaped(raw), bytearray(), 0
+    assert escaped(os.fsdecode(raw)) == text
+    while i < len(text):
+        if text.startswith("\\\\", i):
+            out += b"\\"
+            i += 2
+        elif text.startswith("\\x", i):
+            out.append(int(text[i + 2 : i + 4], 16))
+            i += 4
+        else:
+            out += text[i].encode("utf-8")
+            i += 1
+    assert bytes(out) == raw

@@ -33,11 +33,10 @@ from baton.effects import apply as effects
 from baton.effects.copies import copy, judge, read_here, settle_dangling
 from baton.effects.recorder import EffectResult, Outcome
 from baton.effects.recovery import settle_task
+from baton.workspace import git
 from baton.workspace.checkout_identity import Checkout
 from baton.workspace.file_writes import History, Write, history
 from baton.workspace.workspace import Workspace
-
-from . import bases
 
 __all__ = ["History", "Write", "history"]
 
@@ -184,7 +183,10 @@ async def _at_base(ws: Workspace, base: TaskBase | None, path: str, data: bytes 
     """Whether the file here is as the base has it: the base commit's content, or absent
     for a task begun outside git (a fresh folder)."""
     if base is not None and base.commit is not None:
-        committed = await asyncio.to_thread(bases.committed, ws.root, base.commit, path)
+        try:
+            committed = await asyncio.to_thread(git.committed, ws.root, base.commit, path)
+        except git.GitFailed as e:  # before any write of the file: a rerun goes on from here
+            raise CheckoutRefused(f"cannot read {path} at the base commit: {e}") from None
         return content_hash(data) == content_hash(committed)
     return data is None
 
@@ -259,7 +261,7 @@ async def checkout(ws: Workspace, task_id: str) -> CheckoutReport:
     found = await history(ws, task_id)
     base = found.base
     if base is not None and base.commit is not None and lagging(ws, state):
-        at = await asyncio.to_thread(bases.head, ws.root)
+        at = await asyncio.to_thread(git.head, ws.root)
         if at is None:
             raise CheckoutRefused(
                 f"{ws.root} is not a git work tree, and task {task_id} began at commit "

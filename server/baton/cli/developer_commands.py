@@ -326,6 +326,7 @@ def _checked_out(report: catchup.CheckoutReport) -> str:
     lines += [
         f"not rebuilt {p}: it differed from the base commit when the task began, and the "
         "task never wrote nor read it"
+        + (" (its name is not one Baton can write: shown escaped)" if paths.is_escaped(p) else "")
         for p in report.unreproduced
     ]
     if report.unreproduced_more:

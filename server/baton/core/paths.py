@@ -18,6 +18,9 @@ MAX_PATH_BYTES = 4096
 MAX_COMPONENT_BYTES = 255
 FORBIDDEN_DIRS = frozenset({".git", ".baton"})
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+_ESCAPED = re.compile("[\x00-\x1f\x7f\\\\\udc80-\udcff]")
+"""What `escaped` changes in a name as the OS gives it: a control character, a backslash,
+an undecodable byte (a lone surrogate)."""
 
 
 class PathRefused(ValueError):
@@ -33,7 +36,7 @@ def normalize(path: str) -> str:
     try:
         encoded = path.encode("utf-8")
     except UnicodeEncodeError:
-        raise PathRefused(f"path is not valid UTF-8: {path!r}") from None
+        raise PathRefused(f"path is not valid UTF-8: {escaped(path)}") from None
     if len(encoded) > MAX_PATH_BYTES:
         raise PathRefused(f"path is longer than {MAX_PATH_BYTES} bytes")
     if _CONTROL.search(path):
@@ -56,6 +59,29 @@ def normalize(path: str) -> str:
         if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
             raise PathRefused(f"a path component is longer than {MAX_COMPONENT_BYTES} bytes")
     return "/".join(parts)
+
+
+def escaped(name: bytes | str) -> str:
+    """`name` as text any JSON, log row or terminal carries, for a name that comes from the
+    disk or from git rather than from a caller: a file name is bytes, and one that is not
+    UTF-8 (b'caf\\xe9.txt', written by a Latin-1 tool) cannot be encoded into a payload.
+
+    A name `normalize` accepts comes back unchanged. Otherwise each byte that is not UTF-8,
+    and each control character, is written `\\xNN`, and a backslash `\\\\`: a name with a
+    backslash in it is always an escaped one (`normalize` refuses a real backslash), and
+    the escape reads back to the exact bytes. A str is taken as the OS gives names
+    (`os.fsdecode`: an undecodable byte is a lone surrogate)."""
+    if isinstance(name, str) and _ESCAPED.search(name) is None:
+        return name  # the common case, without a copy: a listing of 100k names
+    raw = name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
+    text = raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def is_escaped(name: str) -> bool:
+    """Whether `name` came out of `escaped` changed: a name no path of Baton's can have,
+    to show with a word on what its escapes mean."""
+    return "\\" in name
 
 
 def resolve(root: Path, path: str, *, must_be_file: bool = False, folder: bool = False) -> Path:

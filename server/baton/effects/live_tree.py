@@ -17,8 +17,6 @@ import logging
 import os
 from pathlib import Path
 
-from baton.core import paths
-
 from . import manifests
 from .manifests import Changes, Entry, Manifest
 from .tree_watch import TreeWatch, Unwatchable
@@ -72,11 +70,11 @@ class LiveTree:
         for name in names:
             old = self.manifest.get(name)
             if old is None:
-                try:
-                    name = paths.normalize(name)
-                except paths.PathRefused:
+                known = manifests.recordable(name)
+                if known is None:
                     continue
-            seen[name] = manifests.entry(base, name, old)
+                name = known
+            seen[name] = manifests.entry(base, name, old, keep=manifests.keeps(name))
         # Only a file new to the manifest and still there may be ignored: asking git costs
         # a read of its index, so a command's temporary files (sed -i's) never ask.
         new = [n for n, (now, _) in seen.items() if now is not None and n not in self.manifest]

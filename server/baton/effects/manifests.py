@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import stat
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,9 +29,9 @@ from typing import Any
 from baton.core import paths
 from baton.core.hashing import digest
 from baton.core.limits import MAX_FILE_BYTES
+from baton.workspace import git
 
 SKIPPED_DIRS = frozenset({".git", ".baton", "node_modules", ".venv", "venv", "__pycache__"})
-GIT_SECONDS = 60.0
 Entry = list[int | str]
 """[size, mtime_ns, inode, hash]; hash "" for a file whose content is not kept."""
 Manifest = dict[str, Entry]
@@ -44,33 +43,11 @@ def folder(root: Path) -> Path:
     return root / ".baton" / "snapshots"
 
 
-def in_git(root: Path) -> bool:
-    return any((f / ".git").exists() for f in (root, *root.parents))
-
-
-def git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """Git's output, run as a background tool must: `--no-optional-locks`, so that a
-    status never rewrites the index under the developer's own `git commit`."""
-    return subprocess.run(
-        ["git", "--no-optional-locks", "-C", os.fspath(root), *args],
-        input=stdin,
-        capture_output=True,
-        check=True,
-        timeout=GIT_SECONDS,
-    ).stdout
-
-
-def _names(out: bytes) -> list[str]:
-    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-
 def listed(root: Path) -> list[str]:
     """The workspace's files, as workspace paths."""
-    if in_git(root):
-        try:
-            return _names(git(root, "ls-files", "-z", "-co", "--exclude-standard"))
-        except (OSError, subprocess.SubprocessError):
-            pass  # no git on PATH, a broken repository: walk instead
+    names = git.listed(root)  # None: not in a work tree, ignored by it, or git failed
+    if names is not None:
+        return names
     found: list[str] = []
     for here, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
@@ -81,11 +58,11 @@ def listed(root: Path) -> list[str]:
 
 def ignored_dirs(root: Path) -> set[str]:
     """The folders git ignores whole (`build/`, `dist/` …): a watcher need not watch them."""
-    if not in_git(root):
+    if not git.inside(root):
         return set()
     try:
-        out = git(root, "ls-files", "-z", "-oi", "--exclude-standard", "--directory")
-    except (OSError, subprocess.SubprocessError):
+        out = git.output(root, "ls-files", "-z", "-oi", "--exclude-standard", "--directory")
+    except git.GitFailed:
         return set()
     return {p.rstrip("/") for p in _names(out) if p.endswith("/")}
 
@@ -96,29 +73,31 @@ def unlisted(root: Path, names: Iterable[str]) -> set[str]:
     names = list(names)
     skipped = {n for n in names if skipped_path(n)}
     rest = [n for n in names if n not in skipped]
-    if rest and in_git(root):
+    if rest and git.inside(root):
         data = b"".join(os.fsencode(n) + b"\0" for n in rest)
         try:
-            out = subprocess.run(
-                ["git", "--no-optional-locks", "-C", os.fspath(root),
-                 "check-ignore", "-z", "--stdin"],
-                input=data, capture_output=True, timeout=GIT_SECONDS, check=False,
-            )  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
+            out = git.run(root, "check-ignore", "-z", "--stdin", stdin=data)
+        except git.GitFailed:
             return skipped
         if out.returncode in (0, 1):  # 1: none of them is ignored
             skipped |= set(_names(out.stdout))
     return skipped
 
 
+def _names(out: bytes) -> list[str]:
+    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+
 def skipped_path(name: str) -> bool:
     return any(part in SKIPPED_DIRS for part in name.split("/"))
 
 
-def entry(base: str, name: str, old: Entry | None) -> tuple[Entry | None, bytes | None]:
+def entry(
+    base: str, name: str, old: Entry | None, *, keep: bool = True
+) -> tuple[Entry | None, bytes | None]:
     """The entry of the workspace file `name` now (None when it is not a regular file or
     is gone), and its content when its hash is new. One lstat; the file is read only when
-    its stat moved since `old`."""
+    its stat moved since `old`, and never when not `keep` (hash "")."""
     try:
         full = os.path.join(base, name)
         st = os.lstat(full)
@@ -131,7 +110,7 @@ def entry(base: str, name: str, old: Entry | None) -> tuple[Entry | None, bytes 
         return old, None
     h = ""
     data = None
-    if st.st_size <= MAX_FILE_BYTES:
+    if keep and st.st_size <= MAX_FILE_BYTES:
         try:
             with open(full, "rb") as f:
                 data = f.read(MAX_FILE_BYTES + 1)
@@ -154,17 +133,33 @@ def scan(root: Path, previous: Manifest) -> tuple[Manifest, dict[str, bytes]]:
     for name in listed(root):
         old = previous.get(name)
         if old is None:
-            try:
-                name = paths.normalize(name)
-            except paths.PathRefused:
+            known = recordable(name)
+            if known is None:
                 continue
-        now, data = entry(base, name, old)
+            name = known
+        now, data = entry(base, name, old, keep=keeps(name))
         if now is None:
             continue
         manifest[name] = now
         if data is not None:
             contents[str(now[3])] = data
     return manifest, contents
+
+
+def recordable(name: str) -> str | None:
+    """`name` as a workspace path, or None when it is not one Baton may record (.baton,
+    .git …). A name refused only for its bytes (not UTF-8, a control character) stays as
+    the OS gives it: its file is still seen to change, and named (escaped), never shown."""
+    try:
+        return paths.normalize(name)
+    except paths.PathRefused:
+        return None if keeps(name) else name
+
+
+def keeps(name: str) -> bool:
+    """Whether the content of `name` may be kept for review: only under a name Baton can
+    record (the common case, one regex and no copy)."""
+    return paths.escaped(name) == name
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
+from baton.core import paths
 from baton.core.changes import ChangeRefused
 from baton.core.keys import derive
 from baton.effects import landings
@@ -156,7 +157,7 @@ async def settle(
         if old == new or _same_content(old, new):
             continue
         if (old is not None and old[3] == "") or (new is not None and new[3] == ""):
-            unreviewable.append(path)  # binary or oversized on either side
+            unreviewable.append(paths.escaped(path))  # binary, oversized, an odd name
             continue
         pre = await ws.store.get_blob(str(old[3])) if old is not None else None
         try:
