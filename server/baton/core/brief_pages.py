@@ -259,6 +259,12 @@ def glance_lines(b: HandoffBrief, c: Counts, shown_said: int, more_said: int) ->
     """The counts of everything, so that what a page does not list is still said."""
     t = c.totals
     out = []
+    if t["unreadable"]:
+        out.append(
+            f"- Unreadable ops: {t['unreadable']:,} (this brief may lack what they recorded)."
+        )
+    if t["effects"]:
+        out.append(f"- Writes that failed or are unsettled: {t['effects']:,} (under In flight).")
     if t["said"]:
         where = f"{shown_said:,} below, {more_said:,} more on the next pages"
         out.append(
