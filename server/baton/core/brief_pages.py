@@ -288,10 +288,8 @@ def glance_lines(b: HandoffBrief, c: Counts, shown_said: int, more_said: int) ->
     if t["to_apply"]:
         out.append(f"- Accepted, still to be written: {t['to_apply']:,} hunk(s).")
     if t["files_read"]:
-        out.append(
-            f"- Files read: {t['files_read']:,}, {t['files_changed']:,} changed or deleted "
-            "since read."
-        )
+        changed = f"{t['files_changed']:,}" if t["files_changed"] else "none"
+        out.append(f"- Files read: {t['files_read']:,}, {changed} changed or deleted since read.")
     if t["steps_open"] or t["steps_done"]:
         out.append(f"- Steps: {t['steps_open']:,} open, {t['steps_done']:,} done.")
     notes = t["notes"] + b.omitted.get("notes", 0)
