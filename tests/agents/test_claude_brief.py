@@ -85,11 +85,12 @@ async def test_a_file_the_developer_changed_after_the_read_is_changed_since_read
     """The trial's sequence under the real binary: the agent reads and edits calc.py, the
     developer edits another line by hand and saves, then undoes the agent's hunk."""
     root = workspace(tmp_path)
+    calc = str(root / "calc.py")
     script = [
-        [Turn.call("Read", file_path=str(root / "calc.py"))],
-        [Turn.call("Edit", file_path=str(root / "calc.py"), old_string="a + b", new_string="b + a")],
+        [Turn.call("Read", file_path=calc)],
+        [Turn.call("Edit", file_path=calc, old_string="a + b", new_string="b + a")],
         "Swapped.",
-    ]  # fmt: skip
+    ]
     with ScriptedModel(script) as model:
         run(root, "Swap the operands", model).check()
     (hunk,) = json.loads(baton(root, "hunks", "--json").stdout)

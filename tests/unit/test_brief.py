@@ -33,6 +33,7 @@ from baton.core.brief_pages import (
     PAGE_BYTES,
     Page,
     as_json,
+    cli_call,
     decode_cursor,
     footer_lines,
     page,
@@ -138,7 +139,9 @@ def test_pages_fit_at_any_size_and_hold_every_decision_once(n: int) -> None:
     # Page 1 goes through Claude Code's additionalContext with Baton's note beside it.
     assert len(ABOUT) + 2 + len(first) <= CLAUDE_CODE_CONTEXT < 10_000
     # Every comment, kept and undone hunk: on exactly one page, and said there.
-    seen = Counter((name, getattr(x, "id", None) or getattr(x, "lsn", None)) for name, x in listed(walked))
+    seen = Counter(
+        (name, getattr(x, "id", None) or getattr(x, "lsn", None)) for name, x in listed(walked)
+    )
     assert all(v == 1 for v in seen.values())
     assert sum(k[0] == "remarks" for k in seen) == n // 2
     assert sum(k[0] == "rejected" for k in seen) == n // 2
@@ -272,14 +275,14 @@ def test_page_1_fits_in_the_worst_case() -> None:
 def test_footers_fit_their_reserve_for_every_face() -> None:
     b = decided(30_000)
     p = page(b)
-    for call in (None, mcp_call):
-        text = "\n".join(footer_lines(p, call or (lambda n: f"`baton resume {b.task_id} --page {n}`")))
+    for call in (cli_call(b.task_id), mcp_call):
+        text = "\n".join(footer_lines(p, call))
         assert len(text.encode()) <= 600 + 2 * len(b.task_id)
 
 
 def test_every_channel_has_room_for_page_1_and_what_goes_beside_it() -> None:
     for name, budget in CHANNELS.items():
-        assert FIRST_PAGE_BYTES + BESIDE_BRIEF <= budget, name
+        assert budget >= FIRST_PAGE_BYTES + BESIDE_BRIEF, name
     assert len(ABOUT) < BESIDE_BRIEF
 
 
@@ -341,20 +344,32 @@ def test_sections_come_in_priority_order_and_in_flight_says_it_all() -> None:
         "you still mean it. The last session (claude-code:" + "9" * 36 + ") stopped "
         "without ending: killed, crashed or cut off."
     )
+
+    def hunk(id: str, path: str, status: str, line: int, **more: object) -> HunkBrief:
+        return HunkBrief.model_validate(
+            {"id": id, "path": path, "status": status, "line": line, "summary": "s", **more}
+        )
+
     b = brief(
-        steps=[Step(name="plan", status=StepStatus.DONE), Step(name="now", status=StepStatus.IN_PROGRESS)],
-        files_read=[FileBrief(path="a.py", state="changed"), FileBrief(path="b.py", state="unchanged")],
-        pending=[HunkBrief(id="p1", path="c.py", status="pending", line=2, summary="s", landed=True)],
-        accepted=[HunkBrief(id="k1", path="d.py", status="applied", line=5, summary="s", landed=True),
-                  HunkBrief(id="a1", path="e.py", status="accepted", line=7, summary="s")],
-        rejected=[HunkBrief(id="u1", path="c.py", status="undone", line=9, summary="s",
-                            landed=True, decided_lsn=20, comment="no")],
-        remarks=[Remark(kind="feedback", text="no", hunk_id="u1", author="developer", lsn=20),
-                 Remark(kind="note", text=crash, author=BATON, lsn=21),
-                 Remark(kind="note", text="agent's own note " * 30, lsn=22),
-                 Remark(kind="feedback", text="smaller hunks", author="developer", lsn=23)],
+        steps=[
+            Step(name="plan", status=StepStatus.DONE),
+            Step(name="now", status=StepStatus.IN_PROGRESS),
+        ],
+        files_read=[
+            FileBrief(path="a.py", state="changed"),
+            FileBrief(path="b.py", state="unchanged"),
+        ],
+        pending=[hunk("p1", "c.py", "pending", 2, landed=True)],
+        accepted=[hunk("k1", "d.py", "applied", 5, landed=True), hunk("a1", "e.py", "accepted", 7)],
+        rejected=[hunk("u1", "c.py", "undone", 9, landed=True, decided_lsn=20, comment="no")],
+        remarks=[
+            Remark(kind="feedback", text="no", hunk_id="u1", author="developer", lsn=20),
+            Remark(kind="note", text=crash, author=BATON, lsn=21),
+            Remark(kind="note", text="agent's own note " * 30, lsn=22),
+            Remark(kind="feedback", text="smaller hunks", author="developer", lsn=23),
+        ],
         effects=[EffectBrief(id="e1", path="a.py", status="failed", outcome="conflict")],
-    )  # fmt: skip
+    )
     md = render(page(b))
     order = [md.index(t) for t in (
         "## At a glance", "## The developer said", "## In flight", "## Awaiting review",
@@ -473,7 +488,12 @@ def test_a_write_before_the_read_or_in_another_checkout_does_not_count() -> None
 
 
 def test_the_markdown_says_what_each_file_state_means() -> None:
-    b = brief(files_read=[FileBrief(path="a.py", state="updated"), FileBrief(path="b.py", state="deleted")])
+    b = brief(
+        files_read=[
+            FileBrief(path="a.py", state="updated"),
+            FileBrief(path="b.py", state="deleted"),
+        ]
+    )
     md = render(page(b))
     assert "- a.py (changed since read only by this task's own writes)" in md
     assert "- b.py (deleted since read): read it again before relying on it" in md
