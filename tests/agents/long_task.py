@@ -49,9 +49,10 @@ def comment(i: int) -> str:
     return f"undo #{i}: value_{i} keeps its lower-case name, the config loader reads it"
 
 
-async def seed(root: Path, decisions: int) -> Seeded:
+async def seed(root: Path, decisions: int, *, end: bool = True) -> Seeded:
     """`decisions` landed Edit hunks in FILES files of `root` (a workspace set up with
-    `baton init claude-code`), each then kept or undone with a comment, alternately."""
+    `baton init claude-code`), each then kept or undone with a comment, alternately;
+    then the session ends (`end`), else it goes on, not told of the decisions yet."""
     per_file = -(-decisions // FILES)
     for f in range(FILES):
         (root / f"m{f:02d}.py").write_text(module(f, per_file, set()))
@@ -86,5 +87,6 @@ async def seed(root: Path, decisions: int) -> Seeded:
                 comments.append(comment(i))
                 await decide(ws, task_id, h.id, Decision.REJECTED, comment=comments[-1])
         await apply_accepted(ws, task_id)  # the undos, written
-        await send(ws, {**common, "hook_event_name": "SessionEnd", "reason": "other"})
+        if end:
+            await send(ws, {**common, "hook_event_name": "SessionEnd", "reason": "other"})
     return Seeded(task_id, comments, decisions - len(comments))

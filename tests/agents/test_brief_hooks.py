@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from baton.adapters import claude_code, hookio
+from baton.adapters.claude_code import FEEDBACK_CHARS
+from baton.workspace.workspace import Workspace
+from tests.agents.long_task import SESSION, seed
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 FIRST = "0b7a4c9e-8d6f-4e2a-9c1b-5f3e7d2a1c0b"
@@ -121,3 +127,34 @@ def test_a_crash_mid_edit_is_told_whole_and_meaning_first(tmp_path: Path) -> Non
         "killed, crashed or cut off."
     )
     assert (root / "calc.py").read_text() == CALC
+
+
+async def test_the_review_news_of_a_turn_fits_its_channel_and_names_where_the_rest_is(
+    tmp_path: Path,
+) -> None:
+    """The developer undoes 150 changes with a comment each while the agent works: its
+    next PostToolUse carries the newest that fit in Claude Code's channel, and names the
+    page of the brief that holds the first one left out."""
+    assert baton(tmp_path, "init", "claude-code").returncode == 0
+    seeded = await seed(tmp_path, 300, end=False)
+    read = {
+        "session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "PostToolUse",
+        "tool_name": "Read", "tool_use_id": "r1",
+        "tool_input": {"file_path": str(tmp_path / "m00.py")},
+    }  # fmt: skip
+    async with await Workspace.open(tmp_path) as ws:
+        answer = await hookio.answer(ws, json.dumps(read).encode(), claude_code.hook)
+        again = await hookio.answer(ws, json.dumps(read).encode(), claude_code.hook)
+    told = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
+    assert len(told.encode()) <= FEEDBACK_CHARS
+    shown = [c for c in seeded.comments if f"“{c}”" in told]
+    assert shown == seeded.comments[-len(shown) :] and 10 < len(shown) < 150  # the newest
+    left = 150 - len(shown)
+    (where,) = re.findall(
+        rf"- … and {left} earlier one\(s\), not shown here: `baton resume {seeded.task_id} "
+        r"--page (\d+)` shows them, newest first\.$",
+        told,
+    )
+    page = baton(tmp_path, "resume", seeded.task_id, "--page", where).stdout
+    assert f"“{seeded.comments[-1 - len(shown)]}”" in page  # the newest left out
+    assert not again  # told once: the next tool call hears nothing more
