@@ -120,6 +120,7 @@ def test_a_crash_mid_edit_is_told_whole_and_meaning_first(tmp_path: Path) -> Non
     hook(root, FIRST, "PreToolUse", **edit(root, "a + b", "b + a", "e1"))
     # SIGKILL here: the tool never ran, no PostToolUse, no SessionEnd.
     brief = hook(root, SECOND, "SessionStart", source="startup")
+    assert "The last session was cut off mid-write. Interrupted write of calc.py: nothing" in brief
     flight = brief.split("## In flight\n", 1)[1].split("\n\n", 1)[0]
     assert flight.splitlines()[0] == (
         "- Interrupted write of calc.py: nothing of it reached the file; write it again if "

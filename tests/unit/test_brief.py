@@ -497,3 +497,33 @@ def test_the_markdown_says_what_each_file_state_means() -> None:
     md = render(page(b))
     assert "- a.py (changed since read only by this task's own writes)" in md
     assert "- b.py (deleted since read): read it again before relying on it" in md
+
+
+def crash_note(*paths: str, lsn: int = 50) -> Remark:
+    writes = " ".join(
+        f"Interrupted write of {p}: nothing of it reached the file; write it again if you "
+        "still mean it." for p in paths
+    )  # fmt: skip
+    ended = "The last session (claude-code:" + "9" * 36 + ") stopped without ending: killed."
+    return Remark(kind="note", text=f"{writes} {ended}".strip(), author=BATON, lsn=lsn)
+
+
+def test_page_1_says_what_a_crash_left_in_its_head_in_whole_sentences() -> None:
+    b = decided(3_000)  # In flight is pages away, behind 1,500 comments
+    b.remarks.append(crash_note("calc.py"))
+    b.next_actions = _next_actions(b)
+    assert b.next_actions[0] == (
+        "The last session was cut off mid-write. Interrupted write of calc.py: nothing of "
+        "it reached the file; write it again if you still mean it."
+    )
+    assert b.next_actions[0] in render(page(b))
+    many = brief(remarks=[crash_note(*(f"src/module_{i}.py" for i in range(9)))])
+    action = many.next_actions[0]
+    assert action.endswith(" more: see In flight.") and len(action.encode()) <= 360
+    assert action.count("Interrupted write of") == action.count(
+        "write it again if you still mean it."
+    )
+    # Once anything is noted after it, the crash is history: In flight, not Next.
+    later = brief(remarks=[crash_note("calc.py"), Remark(kind="note", text="turn ended", lsn=60)])
+    assert not any("cut off" in a for a in later.next_actions)
+    assert "- Interrupted write of calc.py" in render(page(later))

@@ -33,6 +33,10 @@ NEXT_LISTED = 5
 NEXT_TEXT = 60
 """Characters of a step name in a next action."""
 
+CRASH_ACTION_BYTES = 360
+"""Of the next action that says what a crash left: whole sentences, the rest in In flight
+(a page's head cuts a longer action)."""
+
 NEW_TASK = "New task: plan the steps, read what you need, then propose changes."
 
 BATON = "baton"
@@ -235,6 +239,29 @@ def crash_outcome(r: Remark) -> bool:
     )
 
 
+def _after_a_crash(remarks: Sequence[Remark]) -> str | None:
+    """What a crash left, when the newest note is Baton's own note of it (nothing was
+    noted since, so it is news): its outcomes, in the head of page 1, wherever In flight
+    falls among the pages."""
+    notes = [r for r in remarks if r.kind == "note"]
+    if not notes or not crash_outcome(notes[-1]):
+        return None
+    writes = [
+        part.strip().rstrip(".").removeprefix("Its ")
+        for part in notes[-1].text.split(". ")
+        if "nterrupted write of" in part
+    ]
+    if not writes:
+        return "The last session stopped without ending, in the middle of no write."
+    text = "The last session was cut off mid-write."
+    for i, w in enumerate(writes):
+        sentence = f" {w[0].upper()}{w[1:]}."
+        if len((text + sentence).encode()) > CRASH_ACTION_BYTES - 40:  # whole sentences,
+            return text + f" And {len(writes) - i} more: see In flight."  # room for this
+        text += sentence
+    return text
+
+
 def _named(names: Sequence[str], more: str) -> str:
     shown = ", ".join(names[:NEXT_LISTED])
     if len(names) > NEXT_LISTED:
@@ -252,6 +279,9 @@ def _next_actions(b: HandoffBrief) -> list[str]:
         )
     if b.status != "open":
         return [*todo, f"Nothing: the task is {b.status}."]
+    crashed = _after_a_crash(b.remarks)
+    if crashed:
+        todo.append(crashed)
     conflicts = [e for e in b.effects if e.status == "failed"]
     if conflicts:
         todo.append(
