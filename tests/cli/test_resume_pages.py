@@ -99,8 +99,8 @@ async def test_a_bad_page_or_cursor_is_one_clear_line(tmp_path: Path) -> None:
     assert (
         bad["message"] == "cursor 'garbage' is not one a brief gave (pass `next_cursor` as it is)"
     )
-    long = baton(tmp_path, "resume", "t1", "--cursor", "x" * 5_000, code=EXIT_REFUSED).stderr
-    assert long == "baton: invalid cursor: String should have at most 4096 characters\n"
+    long = baton(tmp_path, "resume", "t1", "--cursor", "x" * 20_000, code=EXIT_REFUSED).stderr
+    assert long == "baton: invalid cursor: String should have at most 16384 characters\n"
     both = baton(tmp_path, "resume", "t1", "--page", "2", "--cursor", "x", code=EXIT_USAGE)
     assert "not allowed with argument --page" in both.stderr
     baton(tmp_path, "resume", "t1", "--page", "two", code=EXIT_USAGE)

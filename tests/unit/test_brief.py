@@ -270,6 +270,16 @@ def test_page_1_fits_in_the_worst_case() -> None:
     assert "more characters: the JSON of the brief holds the whole instruction" in first
     assert "- … and " in first and "more: see the sections below." in first
     assert as_json(walked[0]).instruction == text  # whole in the JSON
+    # Paths of 2 KB that share all but their end: walked by cursor, each entry once.
+    seen: Counter[str] = Counter()
+    p, cursor = walked[0], walked[0].next_cursor
+    while True:
+        seen.update(h.id for h in as_json(p).pending)
+        if cursor is None:
+            break
+        p = page(b, cursor=cursor)
+        cursor = p.next_cursor
+    assert seen == Counter(h.id for h in b.pending)
 
 
 def test_footers_fit_their_reserve_for_every_face() -> None:

@@ -24,7 +24,7 @@ from baton import exits
 from baton.checkout.catchup import CheckoutRefused
 from baton.core import brief_pages
 from baton.core.brief import HandoffBrief
-from baton.core.brief_pages import MAX_PAGE
+from baton.core.brief_pages import MAX_CURSOR, MAX_PAGE
 from baton.core.limits import InvalidInput
 from baton.core.ops import MAX_TEXT, HunkStatus, Model, StepStatus
 from baton.core.patch import DiffDoesNotApply, DiffError
@@ -255,7 +255,7 @@ class ResumeArgs(Args):
     cursor: Annotated[
         str | None,
         Field(
-            max_length=4096,
+            max_length=MAX_CURSOR,
             description="The `next_cursor` of the page before, as it is: the next page, "
             "from where that one ended even if the task moved on since.",
         ),

@@ -88,9 +88,13 @@ NEXT_BYTES = 1_500
 GLANCE_BYTES = 1_200
 FOOTER_BYTES = 600
 """Reserved on every page for its footer, plus twice the task id (the call names it)."""
-CURSOR_TEXT = 64
-"""Characters of a path kept in a cursor: a longer one resumes at that path's first
-entry again (a repeat, never a gap)."""
+MAX_CURSOR = 16 * 1024
+"""The longest cursor a brief gives: its key holds a path whole (up to 4 KiB), since a
+cut one resumed at that path's first entry again, for ever when many paths share it."""
+
+MAX_PAGE = 10_000_000
+"""Beyond any brief's last page: a bigger number is refused before counting."""
+
 
 PageCall = Callable[[int], str]
 """How a face names the call that shows page N."""
@@ -106,8 +110,9 @@ def cli_call(task_id: str) -> PageCall:
 def encode_cursor(page: int, pos: Pos) -> str:
     """The place after `pos`, on page `page` (the page it starts): opaque to callers."""
     section, key, part = pos
-    kept = [k[:CURSOR_TEXT] if isinstance(k, str) else k for k in key]
-    raw = json.dumps([page, SECTIONS[section][0], kept, part], separators=(",", ":"))
+    raw = json.dumps(
+        [page, SECTIONS[section][0], list(key), part], separators=(",", ":"), ensure_ascii=False
+    )
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
@@ -330,10 +335,6 @@ def first_budget(b: HandoffBrief, c: Counts) -> int:
 
 def later_budget(b: HandoffBrief, number: int) -> int:
     return PAGE_BYTES - _text_size(page_header(b, number)) - footer_reserve(b)
-
-
-MAX_PAGE = 10_000_000
-"""Beyond any brief's last page: a bigger number is refused before counting."""
 
 
 def page(b: HandoffBrief, number: int = 1, cursor: str | None = None) -> Page:
