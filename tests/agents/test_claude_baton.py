@@ -171,7 +171,7 @@ async def test_a_session_killed_at_any_instant_is_continued_from_the_brief(
     if after:  # the new session was handed the brief of what the last one did
         assert "# Handoff:" in told
     if when == "after-first-landing":  # and told that the last one was cut off mid-write
-        assert "stopped without ending" in told and "interrupted write of calc.py" in told
+        assert "stopped without ending" in told and "Interrupted write of calc.py: " in told
     async with await Workspace.open(root, create=False) as ws:
         for task_id in await ws.task_ids():
             state = await ws.state(task_id)

@@ -230,9 +230,10 @@ def test_agent_loop_with_a_developer_reviewing(project: Path) -> None:
     assert out(project, "resume", "t1", "--json") == brief
     markdown = baton(project, "resume", "t1").stdout
     assert markdown.startswith("# Handoff: Type calc (t1)\n")
-    assert "## Rejected (do not propose again): 1" in markdown
-    assert "developer: “keep the notes”" in markdown
+    assert "## The developer said (newest first)\n- rejected `" + h_notes in markdown
+    assert ": “keep the notes”" in markdown
     assert "- [>] types — calc first" in markdown
+    assert len(markdown.encode()) <= 16 * 1024 and "--page 2" not in markdown  # one page
 
     log = out(project, "log", "--json")
     assert [op["lsn"] for op in log] == list(range(1, len(log) + 1))

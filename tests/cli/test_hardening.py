@@ -85,7 +85,8 @@ def test_an_unreadable_op_is_named_and_stops_nothing_else(project: Path) -> None
         "be a valid number; see `baton repair`\n"
     )
     brief = baton(project, "resume", "bad").stdout
-    assert "## Unreadable ops (this brief may lack them): 1" in brief
+    assert "- Unreadable ops: 1 (this brief may lack what they recorded)." in brief
+    assert f"## In flight\n- unreadable op {lsn} (task.claimed): ttl: Input should" in brief
     assert out(project, "resume", "bad", "--json")["unreadable"][0]["lsn"] == lsn
     # The infinite lease held the task forever; now it is no lease at all.
     assert out(project, "agent", "claim", "bad", "--worker", "w3")["epoch"] == 2

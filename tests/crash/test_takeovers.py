@@ -21,7 +21,7 @@ from lsprotocol import types
 
 from baton.adapters import claude_code, hookio
 from baton.agent import Worker
-from baton.core.brief import render_markdown
+from baton.core.brief_pages import render_markdown
 from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 from tests.agents.test_hook_events import fixture

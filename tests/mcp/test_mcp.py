@@ -30,10 +30,9 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from baton.api.worker import Worker
-from baton.core.brief import FileBrief, HandoffBrief, HunkBrief
-from baton.core.ops import Decision, HunkStatus, OpKind
-from baton.core.state import Remark
-from baton.mcp_server import MAX_WAIT, NEW_TASK, bound_brief, build_server
+from baton.core.brief_pages import FIRST_PAGE_BYTES
+from baton.core.ops import Decision, OpKind
+from baton.mcp_server import MAX_WAIT, NEW_TASK, build_server
 from baton.mcp_server import progress as waiting
 from baton.review.decisions import decide
 from baton.store import LeaseHeld
@@ -490,37 +489,59 @@ async def test_the_tools_are_published_as_recorded() -> None:
     assert await published_tools() == json.loads(PUBLISHED.read_text())
 
 
-def test_the_structured_brief_is_cut_like_the_markdown() -> None:
-    def hunks(status: HunkStatus, n: int) -> list[HunkBrief]:
-        return [
-            HunkBrief(id=f"{status}{i}", path="a.py", status=status, line=i, summary="")
-            for i in range(n)
-        ]
+COMMENTED = 150
+"""Hunks the developer rejects with a comment each: more than page 1 holds."""
 
-    brief = HandoffBrief(
-        task_id="t",
-        title="t",
-        instruction="",
-        status="open",
-        epoch=1,
-        worker=None,
-        steps=[],
-        files_read=[FileBrief(path=f"f{i}", state="unchanged") for i in range(120)]
-        + [FileBrief(path="moved", state="changed")],
-        accepted=hunks(HunkStatus.ACCEPTED, 80),
-        pending=hunks(HunkStatus.PENDING, 70),
-        rejected=hunks(HunkStatus.REJECTED, 60),
-        remarks=[Remark(kind="note", text=f"n{i}", lsn=i) for i in range(90)]
-        + [Remark(kind="feedback", text="keep it", lsn=100)],
-        effects=[],
-        next_actions=[],
-    )
-    bounded, omitted = bound_brief(brief)
-    assert omitted == {"pending": 20, "files_read": 70, "notes": 40}
-    assert len(bounded.accepted) == 80 and len(bounded.rejected) == 60  # decisions: never cut
-    assert bounded.files_read[0].path == "moved" and len(bounded.files_read) == 51
-    assert [r.text for r in bounded.remarks][-2:] == ["n89", "keep it"]
-    assert len(bounded.remarks) == 51
+
+async def seed_commented(root: Path) -> dict[str, str]:
+    """Task t1 with COMMENTED rejected hunks, one comment each: the comments by hunk."""
+    # Apart by more than twice a hunk's context, so each change is a hunk of its own.
+    lines = [f"value_{i} = {i}\n" + f"# about {i}\n" * 8 for i in range(COMMENTED)]
+    (root / "values.py").write_text("".join(lines))
+    async with await Worker.open(root, worker_id="seeder") as worker:
+        task = await worker.begin("Values", "Make every value a constant", task_id="t1")
+        proposal = await task.propose(
+            "values.py", "".join(x.replace("value_", "VALUE_") for x in lines)
+        )
+        assert len(proposal.hunk_ids) == COMMENTED
+        comments = {}
+        for i, hid in enumerate(proposal.hunk_ids):
+            comments[hid] = f"keep value_{i} lower-case, it is read by the config loader"
+            await decide(worker.ws, task.id, hid, Decision.REJECTED, comment=comments[hid])
+        await task.release()
+    return comments
+
+
+async def test_resume_pages_with_a_cursor_and_reaches_every_comment_once(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    comments = await seed_commented(root)
+    async with baton_mcp(root) as c:
+        first = await c.call_tool("resume", {"task_id": "t1"})
+        text = first.content[0].text  # type: ignore[union-attr]
+        brief = first.structured_content["brief"]  # type: ignore[index]
+        assert len(text.encode()) <= FIRST_PAGE_BYTES
+        assert brief["page"] == 1 and brief["next_page"] == 2 and brief["next_cursor"]
+        assert brief["totals"]["said"] == COMMENTED
+        assert "Next: call `resume` again with page 2 (or with `cursor`" in text
+        newest = list(comments.values())[-1]  # decided last
+        assert f"“{newest}”" in text
+        seen = [r["text"] for r in brief["remarks"]]
+        cursor = brief["next_cursor"]
+        while cursor is not None:
+            page_n = await ok(c, "resume", task_id="t1", cursor=cursor)
+            seen += [r["text"] for r in page_n["brief"]["remarks"]]
+            cursor = page_n["brief"]["next_cursor"]
+        assert sorted(seen) == sorted(comments.values())  # every comment, once
+        by_page = await ok(c, "resume", task_id="t1", page=2)
+        second = await ok(c, "resume", task_id="t1", cursor=brief["next_cursor"])
+        assert by_page == second
+        assert "is not one a brief gave" in await refused(c, "resume", task_id="t1", cursor="x")
+        both = await refused(c, "resume", task_id="t1", page=2, cursor=brief["next_cursor"])
+        assert "not both" in both
+        assert "page 9" in await refused(c, "resume", task_id="t1", page=9)
+        assert "page" in await refused(c, "resume", task_id="t1", page=0)
+        resource = await c.read_resource("baton://tasks/t1/brief")
+        assert resource.contents[0].text == text  # type: ignore[union-attr]
 
 
 # --- start-up and exit ------------------------------------------------------------------

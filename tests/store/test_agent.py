@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from baton.api.worker import Worker, handoff
-from baton.core.brief import render_markdown
+from baton.core.brief_pages import render_markdown
 from baton.core.ops import ContextText, Decision, HunkStatus, Op, OpKind, StepStatus
 from baton.core.paths import PathRefused
 from baton.core.state import TaskState

@@ -1,18 +1,17 @@
 """The handoff brief of a long task, generated through the agent API on a real store, checked
-against the store: every decision is there, files changed on disk since they were read are
-flagged, no pending hunk is dropped without a count, and the Markdown stays in its bound."""
+against the store: each page within its budget, every decision and remark on exactly one
+page, files changed on disk since they were read flagged, every pending hunk listed once."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import Counter
 from pathlib import Path
 
 from baton.api.worker import Worker, handoff
-from baton.core.brief import MAX_BYTES, bound, render_markdown, size_bound
-from baton.core.hashing import content_hash
+from baton.core.brief_pages import FIRST_PAGE_BYTES, PAGE_BYTES, as_json, pages, render
 from baton.core.ops import Decision, HunkStatus, StepStatus
+from baton.core.state import NOTES_KEPT
 from baton.review.decisions import decide
 from baton.workspace.workspace import database_path
 
@@ -31,7 +30,7 @@ def module(i: int, changed: set[int] = frozenset()) -> str:  # type: ignore[assi
     )
 
 
-async def test_the_brief_of_a_long_task_keeps_every_decision_within_its_bound(
+async def test_the_pages_of_a_long_task_hold_every_decision_once_each_within_its_budget(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "long"
@@ -84,92 +83,91 @@ async def test_the_brief_of_a_long_task_keeps_every_decision_within_its_bound(
 
         state = await task.state()
         brief = await handoff(worker.ws, task.id)
-    md = render_markdown(brief)
-    bounded = bound(brief)
-    structured = bounded.model_dump(mode="json")
+    walked = list(pages(brief))
+    texts = [render(p) for p in walked]
+    jsons = [as_json(p).model_dump(mode="json") for p in walked]
+    md = "".join(texts)
     lines = md.splitlines()
 
-    # Every decision, from the store, in the Markdown and in the structured brief.
+    # Each page within its budget; the first names the second, the last ends the brief.
+    assert len(texts[0].encode()) <= FIRST_PAGE_BYTES
+    assert all(len(t.encode()) <= PAGE_BYTES for t in texts[1:])
+    assert len(walked) > 1 and texts[0].rstrip().endswith(f"`baton resume {task.id} --page 2`.")
+
+    # Every decision, from the store, on exactly one page, in the Markdown and the JSON.
     by_status = Counter(h.status for h in state.hunks.values())
     assert by_status[HunkStatus.APPLIED] > 0 and by_status[HunkStatus.ACCEPTED] > 0
-    decided_md = {h["id"]: h for h in structured["accepted"] + structured["rejected"]}
-    for h in state.hunks.values():
-        if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED, HunkStatus.REJECTED):
-            assert f"`{h.id}`" in md
-            assert decided_md[h.id]["status"] == h.status.value
-            assert decided_md[h.id]["comment"] == h.comment
-        if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED) and not h.comment:
-            group = "applied" if h.status == HunkStatus.APPLIED else "to apply"
+    decided_json = Counter(h["id"] for j in jsons for h in j["accepted"] + j["rejected"])
+    decided = {
+        h.id: h
+        for h in state.hunks.values()
+        if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED, HunkStatus.REJECTED)
+    }
+    assert decided_json == Counter(list(decided))  # each once
+    for h in decided.values():
+        assert md.count(f"`{h.id}`") == 1
+        said = f"`{h.id}` {h.path}:{h.base_line + 1} ({h.summary}): “{h.comment}”"
+        if h.status == HunkStatus.REJECTED:
+            assert h.comment == comments[h.id] and f"- rejected {said}" in md
+        elif h.comment:
+            verb = "accepted (applied)" if h.status == HunkStatus.APPLIED else "accepted"
+            assert f"- {verb} {said}" in md
+        else:
+            group = "applied" if h.status == HunkStatus.APPLIED else "accepted, to apply"
             (line,) = [ln for ln in lines if ln.startswith(f"- {h.path} ({group}): ")]
             assert f"`{h.id}`:{h.base_line + 1}" in line
-        elif h.status == HunkStatus.ACCEPTED:
-            assert f"- `{h.id}` {h.path}:{h.base_line + 1} {h.summary} — developer: " in md
-        if h.status == HunkStatus.REJECTED:
-            assert h.comment == comments[h.id] and f"developer: “{h.comment}”" in md
     remarks = [r for r in state.remarks if r.kind != "note"]
     assert len(remarks) == 2 * REMARKS + len(comments) + PROPOSED * 4 // 10
+    listed = Counter((r["kind"], r["text"], r["lsn"]) for j in jsons for r in j["remarks"])
     for r in remarks:
+        assert listed[(r.kind, r.text, r.lsn)] == 1
         if r.hunk_id is None:
             assert f"- {r.kind} ({r.author}): {r.text}" in md
         else:  # a review comment: shown once, beside its hunk
-            assert f"`{r.hunk_id}`" in md and f"developer: “{r.text}”" in md
-            assert md.count(r.text) == 1
-    kept = {(r["kind"], r["text"]) for r in structured["remarks"]}
-    assert all((r.kind, r.text) in kept for r in remarks)
+            assert md.count(f"“{r.text}”") == 1
+    # The newest of them first, on page 1.
+    newest = max(remarks, key=lambda r: r.lsn)
+    assert newest.text in texts[0].split("## The developer said (newest first)\n")[1].split("\n")[0]
 
     # Files changed on disk since they were read are flagged; re-read ones are not.
-    ours = {e.post_hash for e in state.effects.values() if e.status == "done"}
-    stale = {}
-    for path, read in state.files_read.items():
-        target = root / path
-        now = content_hash(target.read_bytes()) if target.exists() else None
-        if now is None:
-            stale[path] = "deleted"
-        elif now != read.hash and now not in ours:
-            stale[path] = "changed"
-    assert stale == {
+    stale = {
         "src/m001.py": "changed",
         **{f"src/m{i:03d}.py": "changed" for i in range(202, 210)},
         **{f"src/m{i:03d}.py": "deleted" for i in range(210, 213)},
     }
     for path, kind in stale.items():
-        assert f"- {path} ({kind} since read)" in md
-    flagged = {f["path"]: f["state"] for f in structured["files_read"]}
+        assert f"- {path} ({kind} since read): read it again before relying on it" in md
+    flagged = {f["path"]: f["state"] for j in jsons for f in j["files_read"]}
+    assert len(flagged) == FILES
     assert {p: s for p, s in flagged.items() if s in ("changed", "deleted")} == stale
     assert flagged["src/m000.py"] == "updated"  # only our own applied hunks touched it
-    assert "Re-read before relying on them: src/m001.py, src/m202.py" in md
+    assert "Re-read before relying on them: src/m001.py, src/m202.py" in texts[0]
 
-    # Pending hunks: each listed by id or counted in its file, none dropped.
+    # Pending hunks: each listed once, in its file's line; counted on page 1.
     pending = Counter(h.path for h in state.hunks.values() if h.status == HunkStatus.PENDING)
     assert sum(pending.values()) > 50
-    assert f"## Pending review (do not ask again): {sum(pending.values())}" in md
-    listed = Counter(h["path"] for h in structured["pending"])
-    counted = Counter(structured["pending_unlisted"])
-    rest = pending - listed - counted  # only in the "other files" total
-    assert listed + counted + rest == pending
-    omitted = structured["omitted"]
-    assert omitted["pending"] == sum(counted.values()) + sum(rest.values())
-    assert omitted["pending_files"] == len(rest) > 0
-    for path, n in counted.items():
-        assert f"- {n} more pending in {path}: do not ask again" in md
-    total = sum(rest.values())
-    assert f"- … and {total} more pending in {len(rest)} other file(s): do not ask again" in md
-    assert f"Wait for review of {sum(pending.values())} pending hunk(s)" in md
+    listed_pending = Counter(h["path"] for j in jsons for h in j["pending"])
+    assert listed_pending == pending
+    top = ", ".join(f"{p} {n}" for p, n in pending.most_common(5))
+    assert (
+        f"- Awaiting review: {sum(pending.values())} hunk(s) in {len(pending)} file(s) ({top}, "
+        in texts[0]
+    )
+    assert f"Wait for review of {sum(pending.values())} pending hunk(s)" in texts[0]
 
-    # The long lists were cut, and said so; the size is within the documented bound.
-    assert structured["omitted"]["notes"] == NOTES - 50
-    assert structured["omitted"]["files_read"] > 0 and "more, unchanged" in md
-    assert "Continue with: step 96, step 97, step 98, step 99." in md
-    size = len(md.encode())
-    assert size <= size_bound(brief)
-    assert size_bound(brief) - MAX_BYTES < 60_000  # the decisions: ~480 lines
+    # Notes and steps: all reachable, the open steps on page 1.
+    notes = Counter(r["text"] for j in jsons for r in j["remarks"] if r["kind"] == "note")
+    assert len(notes) == NOTES_KEPT and all(n == 1 for n in notes.values())  # the state's
+    assert f"- Notes: {NOTES} ({NOTES - NOTES_KEPT} oldest only in `baton log`)." in texts[0]
+    assert "Continue with: step 96, step 97, step 98, step 99." in texts[0]
+    steps = Counter(s["name"] for j in jsons for s in j["steps"])
+    assert len(steps) == STEPS and all(n == 1 for n in steps.values())
 
-    # Far smaller than the history it summarizes.
+    # Far smaller than the history it summarizes, page 1 most of all.
     with sqlite3.connect(database_path(root)) as db:
         (ops, payload) = db.execute(
             "SELECT count(*), sum(length(payload)) FROM ops WHERE task_id = ?", (task.id,)
         ).fetchone()
     assert ops > 1_500
-    print(f"{ops} ops, {payload} payload bytes, markdown {size} bytes")
-    assert size * 4 < payload
-    assert len(json.dumps(structured)) < payload
+    print(f"{ops} ops, {payload} payload bytes, {len(walked)} pages, {len(md)} characters")
+    assert len(md.encode()) * 3 < payload

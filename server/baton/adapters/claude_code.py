@@ -5,7 +5,8 @@ tests/agents/fixtures/):
 
 * SessionStart (startup, resume, compact, clear): the session takes the workspace's open
   Claude Code task over (sessions.py), settles what the last session left half-done, and
-  gets the bounded handoff brief as additional context.
+  gets page 1 of the handoff brief as additional context: within CLAUDE_CODE_CONTEXT with
+  what goes beside it, since Claude Code replaces a longer one by a 2 KB preview.
 * UserPromptSubmit: the first prompt starts a task (its instruction); later prompts are
   the developer's feedback. Review comments not yet told come back as additional context.
 * PreToolUse Edit / Write / NotebookEdit: a landing is announced with the file as it is
@@ -32,8 +33,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from baton.api.worker import Task, handoff
-from baton.core import keys, paths
-from baton.core.brief import render_markdown
+from baton.core import brief_pages, keys, paths
+from baton.core.brief import clip
+from baton.core.brief_pages import BESIDE_BRIEF, CLAUDE_CODE_CONTEXT
 from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
 from baton.core.limits import InvalidInput
@@ -125,13 +127,10 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         reply.context.append(ABOUT)
         missed = hookio.take_gaps(ws.root)
         if missed:
-            reply.context.append(
-                "Baton could not record these earlier events, so the review may lack what "
-                "they did:\n" + "\n".join(f"- {m}" for m in missed)
-            )
+            reply.context.append(gaps_text(missed, BESIDE_BRIEF - len(ABOUT) - 4))
         if task is not None:
             state = await task.state()
-            reply.context.append(render_markdown(await handoff(ws, task.id)))
+            reply.context.append(brief_pages.render(brief_pages.page(await handoff(ws, task.id))))
             await sessions.mark_delivered(task, state.lsn)
         return reply
     task = await sessions.current(ws, session)
@@ -142,7 +141,7 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         if task is None:
             await sessions.start(ws, session, prompt)
             return reply
-        await _tell(task, reply)
+        await _tell(ws, task, reply)
         if prompt.strip():
             await task.remark("feedback", prompt[: 16 * 1024], author="developer")
             await sessions.mark_delivered(task, (await task.state()).lsn)
@@ -155,7 +154,7 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
             reply.decision = held
     elif name in ("PostToolUse", "PostToolUseFailure"):
         await _after_tool(ws, task, event, reply)
-        await _tell(task, reply)
+        await _tell(ws, task, reply)
     elif name == "Stop":
         await task.remark("note", f"Claude Code session {event.session_id} ended its turn.")
     elif name == "StopFailure":
@@ -172,11 +171,41 @@ _told: set[str] = set()
 """What this process already told the developer about the watcher (once a reason)."""
 
 
-async def _tell(task: Task, reply: Reply) -> None:
+def gaps_text(missed: list[str], budget: int) -> str:
+    """The events hooks could not record, in at most `budget` bytes (never fewer than the
+    characters Claude Code counts): each cut to a line, the rest counted (hooks.log has
+    them all)."""
+    head = "Baton could not record these earlier events, so the review may lack what they did:"
+    lines, used = [head], len(head)
+    for i, gap in enumerate(missed):
+        line = "- " + clip(gap, 300)
+        if used + len(line.encode()) + 1 > budget - 80:
+            lines.append(f"- … and {len(missed) - i} more (.baton/hooks.log has them all)")
+            break
+        lines.append(line)
+        used += len(line.encode()) + 1
+    return "\n".join(lines)
+
+
+FEEDBACK_CHARS = CLAUDE_CODE_CONTEXT - 500
+"""The review news of one turn, whole: its channel is a hook's additionalContext too."""
+
+
+async def _tell(ws: Workspace, task: Task, reply: Reply) -> None:
+    """The developer's words the model has not been told yet, newest first as many as the
+    channel takes; the brief's page that holds the first one left out is named."""
     state = await task.state()
     remarks = sessions.undelivered(state)
     if remarks:
-        reply.context.append(sessions.feedback_text(state, remarks))
+        text, left = sessions.feedback_text(state, remarks, FEEDBACK_CHARS)
+        if left:
+            brief = await handoff(ws, task.id)
+            where = brief_pages.page_holding(brief, left[-1].lsn) or 1
+            text += (
+                f"\n- … and {len(left)} earlier one(s), not shown here: "
+                f"`baton resume {task.id} --page {where}` shows them, newest first."
+            )
+        reply.context.append(text)
         await sessions.mark_delivered(task, max(r.lsn for r in remarks))
 
 

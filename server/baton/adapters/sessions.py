@@ -17,6 +17,7 @@ from baton.api import takeover
 from baton.api.worker import Task, Worker
 from baton.checkout import bases
 from baton.core import keys
+from baton.core.brief import BATON
 from baton.core.keys import derive
 from baton.core.ops import Delivered as DeliveredPayload
 from baton.core.ops import HunkStatus, OpKind
@@ -68,25 +69,29 @@ async def current(ws: Workspace, session: Session, *, take_over: bool = False) -
         if epoch != info.epoch:  # a takeover: settle what the last session left half-done
             settled = await takeover.take_over(ws, info.task_id, epoch)
             if holder and holder != session.worker_id:  # it never ended: say so in the brief
-                await task.remark("note", interrupted(holder, settled.landings))
+                await task.remark("note", interrupted(holder, settled.landings), author=BATON)
         return task
     return None
 
 
 OUTCOME_WORDS = {
-    "unchanged": "nothing of it reached the file",
-    "landed": "it landed and awaits review",
-    "unknown": "the file changed (shown for review, origin unknown)",
+    "unchanged": "nothing of it reached the file; write it again if you still mean it",
+    "landed": "it landed whole and awaits the developer's review; build on it",
+    "unknown": "the file changed, but not as the write meant (someone else may have "
+    "edited it too): read the file again; the change is shown for review",
 }
 
 
 def interrupted(holder: str, settled: list[landings.Landed]) -> str:
-    """The note a takeover leaves: the last session stopped without ending, and what
-    became of the tool calls it was in the middle of."""
-    text = f"Session {holder} stopped without ending (killed, crashed or cut off)."
-    for x in settled:
-        text += f" Its interrupted write of {x.path}: {OUTCOME_WORDS[x.outcome]}."
-    return text
+    """The note a takeover leaves, meaning first: what became of each write the last
+    session was in the middle of, then that it stopped without ending. Signed by Baton,
+    so the brief shows it whole among what is in flight (a session id is long, and a cut
+    once dropped exactly "nothing of it reached the file")."""
+    outcomes = " ".join(
+        f"Interrupted write of {x.path}: {OUTCOME_WORDS[x.outcome]}." for x in settled
+    )
+    ended = f"The last session ({holder}) stopped without ending: killed, crashed or cut off."
+    return f"{outcomes} {ended}" if outcomes else ended
 
 
 async def start(ws: Workspace, session: Session, prompt: str) -> Task:
@@ -117,9 +122,11 @@ def undelivered(state: TaskState) -> list[Remark]:
     ]
 
 
-def feedback_text(state: TaskState, remarks: list[Remark]) -> str:
-    """What the model is told of the developer's review since its last turn."""
-    lines = []
+def feedback_text(state: TaskState, remarks: list[Remark], budget: int) -> tuple[str, list[Remark]]:
+    """What the model is told of the developer's review since its last turn, in at most
+    `budget` bytes (never fewer than the characters a channel counts): the newest that
+    fit, in log order, and the older ones left out (the caller says where they are)."""
+    lines: list[str] = []
     for r in remarks:
         hunk = state.hunks.get(r.hunk_id) if r.hunk_id else None
         if hunk is None:
@@ -135,9 +142,14 @@ def feedback_text(state: TaskState, remarks: list[Remark]) -> str:
             f"- The developer {did} your change `{hunk.id}` in {hunk.path} "
             f"({hunk.summary}): “{r.text}”"
         )
-    if not lines:
-        return ""
-    return "Baton — the developer's review since your last turn:\n" + "\n".join(lines)
+    head = "Baton — the developer's review since your last turn:"
+    used, first = len(head.encode()) + 200, len(lines)  # 200: the caller's "… more" line
+    while first > 0 and used + len(lines[first - 1].encode()) + 1 <= budget:
+        first -= 1
+        used += len(lines[first].encode()) + 1
+    if first == len(lines):  # not even the newest fits: it is in the brief whole
+        return head + "\n- (too long to show here)", remarks
+    return "\n".join([head, *lines[first:]]), remarks[:first]
 
 
 async def mark_delivered(task: Task, up_to: int) -> None:

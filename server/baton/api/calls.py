@@ -13,15 +13,18 @@ MCP, because a hook runs on the path of every tool call an agent makes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from baton import exits
 from baton.checkout.catchup import CheckoutRefused
+from baton.core import brief_pages
 from baton.core.brief import HandoffBrief
+from baton.core.brief_pages import MAX_CURSOR, MAX_PAGE
 from baton.core.limits import InvalidInput
 from baton.core.ops import MAX_TEXT, HunkStatus, Model, StepStatus
 from baton.core.patch import DiffDoesNotApply, DiffError
@@ -239,6 +242,32 @@ class FinishArgs(Args):
     ] = "done"
 
 
+class ResumeArgs(Args):
+    page: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_PAGE,
+            description="Which page of the brief: 1 (the default) is what fits a prompt; "
+            "each page that does not end the brief names the next.",
+        ),
+    ] = None
+    cursor: Annotated[
+        str | None,
+        Field(
+            max_length=MAX_CURSOR,
+            description="The `next_cursor` of the page before, as it is: the next page, "
+            "from where that one ended even if the task moved on since.",
+        ),
+    ] = None
+
+    @model_validator(mode="after")
+    def _one_place(self) -> ResumeArgs:
+        if self.page is not None and self.cursor is not None:
+            raise ValueError("give a page or a cursor, not both")
+        return self
+
+
 # --- results shared by the faces ------------------------------------------------------
 
 
@@ -385,7 +414,22 @@ async def finish(task: Task, args: FinishArgs) -> None:
 
 
 async def resume(ws: Workspace, task_id: str) -> HandoffBrief:
+    """The whole brief, uncut (the Python API's): faces show it in pages (`resume_page`)."""
     return await handoff(ws, task_id)
+
+
+async def resume_page(
+    ws: Workspace,
+    task_id: str,
+    args: ResumeArgs,
+    words: Callable[[HandoffBrief], HandoffBrief] | None = None,
+) -> brief_pages.Page:
+    """A page of the brief, as `baton resume`, `baton agent resume` and the MCP tool show
+    it; `words` puts the next actions in a face's own names first."""
+    brief = await handoff(ws, task_id)
+    if words is not None:
+        brief = words(brief)
+    return brief_pages.page(brief, args.page or 1, args.cursor)
 
 
 async def overview(ws: Workspace) -> list[TaskOverview]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from baton.api import calls
 from baton.api.calls import arguments
 from baton.api.worker import Task, Worker
+from baton.core import brief_pages
 from baton.core.limits import lease_seconds
 from baton.exits import EXIT_FAILED, EXIT_OK
 from baton.workspace.workspace import Workspace, find_root
@@ -151,7 +152,8 @@ async def agent_finish(args: argparse.Namespace, worker: Worker) -> object:
 
 @action("resume")
 async def agent_resume(args: argparse.Namespace, worker: Worker) -> object:
-    return await calls.resume(worker.ws, args.task)
+    call = arguments(calls.ResumeArgs, **given(args, "page", "cursor"))
+    return brief_pages.as_json(await calls.resume_page(worker.ws, args.task, call))
 
 
 class LentWorker(Worker):

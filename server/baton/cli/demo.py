@@ -38,7 +38,7 @@ from pygls.lsp.client import LanguageClient
 
 from baton.api.integrity import check
 from baton.api.worker import Worker
-from baton.core.brief import render_markdown
+from baton.core.brief_pages import render_markdown
 from baton.core.ops import Decision, EffectDone, HunkStatus, StepStatus
 from baton.core.state import in_review_order
 from baton.lsp.scripted_editor import ScriptedEditor

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from baton.api import calls, integrity
-from baton.api.calls import AppliedEffect
+from baton.api.calls import AppliedEffect, arguments
 from baton.checkout import catchup
-from baton.core import paths, transitions
-from baton.core.brief import render_markdown
+from baton.core import brief_pages, paths, transitions
 from baton.core.limits import InvalidInput
 from baton.core.ops import Decision, HunkStatus, TaskFinished
 from baton.core.state import HunkState, UnreadableOp, in_review_order
@@ -197,9 +196,11 @@ def _short(text: str, width: int = 70) -> str:
 
 
 async def cmd_resume(args: argparse.Namespace) -> None:
+    """A page of the brief: page 1 by default, at most 16 KiB however long the task ran."""
+    where = {k: v for k in ("page", "cursor") if (v := getattr(args, k)) is not None}
     async with await open_workspace(args) as ws:
-        brief = await calls.resume(ws, args.task)
-    emit(args, brief, lambda: render_markdown(brief).rstrip())
+        page = await calls.resume_page(ws, args.task, arguments(calls.ResumeArgs, **where))
+    emit(args, brief_pages.as_json(page), lambda: brief_pages.render(page).rstrip())
 
 
 DECISIONS = {

@@ -196,6 +196,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.set_defaults(run="log")
     if s := add("resume", common):
         s.add_argument("task")
+        paging(s)
         s.set_defaults(run="resume")
     for name in ("accept", "reject", "keep", "undo", "reopen"):
         if s := add(name, common):
@@ -361,7 +362,15 @@ def agent_actions(
     if a := add("finish"):
         a.add_argument("--summary")
         a.add_argument("--outcome", choices=["done", "abandoned"], help="default: done")
-    add("resume")
+    if a := add("resume"):
+        paging(a)
+
+
+def paging(parser: argparse.ArgumentParser) -> None:
+    """`resume`'s page: by number, or after the page a cursor came with (--json)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--page", type=int, metavar="N", help="page N of the brief (default 1)")
+    where.add_argument("--cursor", help="the page after the one whose next_cursor this is")
 
 
 def parse(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:

@@ -12,8 +12,8 @@ Named `mcp_server`, not `mcp`: inside the package, `mcp` is the SDK.
 
 from __future__ import annotations
 
-from .results import NEW_TASK, bound_brief
+from .results import NEW_TASK
 from .stdio import build_server, run_stdio, serve
 from .tools import MAX_WAIT
 
-__all__ = ["MAX_WAIT", "NEW_TASK", "bound_brief", "build_server", "run_stdio", "serve"]
+__all__ = ["MAX_WAIT", "NEW_TASK", "build_server", "run_stdio", "serve"]

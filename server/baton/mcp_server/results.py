@@ -11,8 +11,9 @@ from collections import Counter
 from pydantic import Field
 
 from baton.api.calls import AppliedEffect, FileText, FolderListing, Held
-from baton.core.brief import MAX_LISTED, HandoffBrief, HunkBrief, bound, hunk_brief
 from baton.core.brief import NEW_TASK as NEW_TASK_PLAIN
+from baton.core.brief import HandoffBrief, HunkBrief, hunk_brief
+from baton.core.brief_pages import BriefPage
 from baton.core.ops import HunkStatus, Model
 from baton.core.state import HunkState, TaskState, in_review_order
 
@@ -96,18 +97,14 @@ class Finished(Model):
 
 
 class Resumed(Model):
-    brief: HandoffBrief
-    omitted: dict[str, int]
-    """Entries left out of long lists (as in the Markdown); decisions are never cut."""
+    brief: BriefPage
+    """One page of the brief: its entries in the brief's lists, `totals` of the whole,
+    and `next_page` / `next_cursor` (null on the last page)."""
 
 
-def bound_brief(
-    brief: HandoffBrief, limit: int = MAX_LISTED
-) -> tuple[HandoffBrief, dict[str, int]]:
-    """`brief.bound` (the one cutting rule, shared with the Markdown), with what it left
-    out beside the brief, as `resume` returns them."""
-    bounded = bound(brief, limit)
-    return bounded, dict(bounded.omitted)
+def mcp_call(page: int) -> str:
+    """How a page of the brief names the next, in this server's words."""
+    return f"call `resume` again with page {page} (or with `cursor` = this page's next_cursor)"
 
 
 def in_mcp_words(brief: HandoffBrief) -> HandoffBrief:

@@ -42,13 +42,15 @@ from baton.api.calls import (
     NoteArgs,
     ProposeArgs,
     ReadArgs,
+    ResumeArgs,
     ReviewArgs,
     StepArgs,
     TaskId,
     WaitArgs,
 )
 from baton.api.worker import Task, waited_for
-from baton.core.brief import hunk_brief, render_markdown
+from baton.core import brief_pages
+from baton.core.brief import hunk_brief
 from baton.core.ops import HunkStatus
 from baton.store import StoreUnavailable, TaskClosed, TaskExists, TaskNotFound
 
@@ -66,8 +68,8 @@ from .results import (
     TaskList,
     TaskRow,
     applied,
-    bound_brief,
     in_mcp_words,
+    mcp_call,
     proposed,
     review_state,
 )
@@ -312,17 +314,20 @@ async def claim_task(session: AgentSession, args: ClaimArgs) -> Claimed:
     return await claimed(session, task)
 
 
-@tool(READ_ONLY, on_task=True)
-async def resume(session: AgentSession, task_id: str) -> Annotated[CallToolResult, Resumed]:
-    """The handoff brief of a task: the instruction, steps, files read (and whether they
-    changed since), hunks accepted / pending / rejected with the developer's comments,
-    feedback and decisions, and the next actions. Read it after claim_task and follow
-    its Next section. Works for any task, held or not."""
-    brief = in_mcp_words(await calls.resume(session.worker.ws, task_id))
-    bounded, omitted = bound_brief(brief)
+@tool(READ_ONLY, ResumeArgs, on_task=True)
+async def resume(
+    session: AgentSession, task_id: str, args: ResumeArgs
+) -> Annotated[CallToolResult, Resumed]:
+    """The handoff brief of a task, a page at a time: the instruction and next actions,
+    what the developer said (comments on your changes, feedback; newest first), what is
+    in flight, what awaits review, what was kept, the files read (and whether they
+    changed since). Read it after claim_task and follow its Next section; a page that
+    does not end the brief says what follows and how to get it (`page`, or `cursor`
+    from next_cursor). Works for any task, held or not."""
+    page = await calls.resume_page(session.worker.ws, task_id, args, in_mcp_words)
     return CallToolResult(
-        content=[TextContent(type="text", text=render_markdown(bounded))],
-        structured_content=Resumed(brief=bounded, omitted=omitted).model_dump(mode="json"),
+        content=[TextContent(type="text", text=brief_pages.render(page, mcp_call))],
+        structured_content=Resumed(brief=brief_pages.as_json(page)).model_dump(mode="json"),
     )
 
 
@@ -473,7 +478,8 @@ async def tasks_resource(session: AgentSession) -> str:
 
 async def brief_resource(session: AgentSession, task_id: str) -> str:
     try:
-        return render_markdown(in_mcp_words(await calls.resume(session.worker.ws, task_id)))
+        first = await calls.resume_page(session.worker.ws, task_id, ResumeArgs(), in_mcp_words)
+        return brief_pages.render(first, mcp_call)
     except TaskNotFound as e:
         raise ResourceNotFoundError(str(e)) from e
 
