@@ -65,6 +65,9 @@ class Daemon:
         self.world = agent_client.world()
         """What a client's command needs to share with this process to be run here."""
         self.tree: LiveTree | None = None
+        self.keeping: asyncio.Task[None] | None = None
+        """The live manifest's upkeep, from a product's first hook on (`baton agent`
+        commands alone never need it)."""
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -77,6 +80,8 @@ class Daemon:
                 writer.write(frame(b"\0restart"))
                 self.done.set()
             else:
+                if self.keeping is None:  # an agent product's hooks: Bash calls to come
+                    self.keeping = asyncio.create_task(self.keep_tree())
                 async with self.busy:
                     answer = await hookio.answer(self.ws, raw, claude_code.hook)
                     self.last = asyncio.get_running_loop().time()
@@ -208,14 +213,14 @@ async def run(root: Path, commands: AgentCommands) -> int:
             daemon.socket_id = _identity(folder / SOCKET)
             async with server:
                 watcher = asyncio.create_task(daemon.watch())
-                tree = asyncio.create_task(daemon.keep_tree())
                 await daemon.done.wait()
                 watcher.cancel()
             async with daemon.busy:
                 pass  # a command under way finishes before the store closes
             if daemon.tree is not None and daemon.tree.watch is not None:
                 asyncio.get_running_loop().remove_reader(daemon.tree.watch.fileno())
-            tree.cancel()
+            if daemon.keeping is not None:
+                daemon.keeping.cancel()
             await shell_snapshots.unwatch(ws)
             if _identity(folder / SOCKET) == daemon.socket_id:
                 with contextlib.suppress(OSError):
