@@ -19,6 +19,9 @@ Phases run in this order, each after a garbage collection:
 8. flat     cost flat in task size (issue 13): every one-shot CLI command and `baton
             serve` on a long generated task against a short one, and on many tasks
             against one (bench/flat.py; the workspaces are cached in ~/.cache);
+10. capture a tool call with its two hooks at 1k, 2k, 20k and 100k files (issue 23),
+            against `true` hooks and none (bench/capture.py; the repositories are cached
+            in ~/.cache);
 9. pg       PostgreSQL (issue 14), one private server: durable appends of 1, 4 and 16
             worker processes against raw psycopg and LangGraph's AsyncPostgresSaver,
             takeover after SIGKILL, and agent commit → diagnostic from another host
@@ -46,10 +49,10 @@ from typing import Any
 
 from baton.workspace.workspace import DB_ENV
 
-from . import append, brief, flat, hooks, lsp, peer, pg, recovery, startup
+from . import append, brief, capture, flat, hooks, lsp, peer, pg, recovery, startup
 from .stats import compiled, settle
 
-PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup", "flat", "pg")
+PHASES = ("append", "peer", "recovery", "lsp", "brief", "hooks", "startup", "flat", "pg", "capture")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -98,6 +101,9 @@ class Plan:
     pg_lsp_hunks: int = 1_000
     pg_lsp_ops: int = 2_000
     pg_commits: int = 50
+    capture_sizes: tuple[int, ...] = (1_000, 2_000, 20_000, 100_000)
+    """Files of the repositories a tool call's hooks are measured in (the first: the floor)."""
+    capture_calls: int = 30
 
 
 DEFAULT = Plan(
@@ -157,6 +163,8 @@ QUICK = Plan(
     pg_lsp_hunks=100,
     pg_lsp_ops=200,
     pg_commits=20,
+    capture_sizes=(1_000, 20_000),
+    capture_calls=10,
 )
 
 
@@ -255,6 +263,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         pg_lsp_hunks=base.pg_lsp_hunks,
         pg_lsp_ops=base.pg_lsp_ops,
         pg_commits=base.pg_commits,
+        capture_sizes=base.capture_sizes,
+        capture_calls=base.capture_calls,
     )
     return args, plan
 
@@ -373,6 +383,12 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
                 lsp_commits=plan.pg_commits,
             )
             results["pg"] = res_pg.as_dict()
+        if "capture" in phases:
+            settle()
+            res_capture = await asyncio.to_thread(
+                capture.run, plan.capture_sizes, plan.capture_calls
+            )
+            results["capture"] = res_capture.as_dict()
     finally:
         if args.keep:
             print(f"kept {tmp}")
