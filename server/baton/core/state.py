@@ -228,10 +228,13 @@ class TaskState(Model):
     counting a long task's hunks costs nothing; rebuilt from `hunks` by a load."""
     _review: dict[str, int] = PrivateAttr(default_factory=dict)
     """Hunks changed since `review_lsn`, each with the state's lsn just before the op that
-    last changed it: what the store's review index lacks of this state (review.py)."""
+    last changed it: what the store's review index lacks of this state (review_index.py)."""
     _review_lsn: int = PrivateAttr(default=0)
+    _indexed_lsn: int = PrivateAttr(default=-1)
+    """Where this state last reached the review index (-1: not since it was made or
+    loaded)."""
     _writes_moved: bool = PrivateAttr(default=True)
-    """Effects or landings changed since the writes tally was last taken (review.py)."""
+    """Effects or landings changed since the writes tally was last taken (review_index.py)."""
 
     def model_post_init(self, context: object) -> None:
         self.reindex()
@@ -255,6 +258,7 @@ class TaskState(Model):
         # A state just made or loaded knows no change before its own lsn: the record of
         # hunk changes (`review_changes`) starts there.
         self._review, self._review_lsn, self._writes_moved = {}, self.lsn, True
+        self._indexed_lsn = -1
 
     def add_remark(self, remark: Remark) -> None:
         """Append a remark; past NOTES_KEPT notes, the oldest note leaves (`notes_dropped`)."""
@@ -288,7 +292,7 @@ class TaskState(Model):
         self._moved(field, key)
 
     def _moved(self, field: str, key: str) -> None:
-        """Note a change for the review index (review.py), beside the checkpoint's."""
+        """Note a change for the review index (review_index.py), beside the checkpoint's."""
         if field == "hunks":
             self._review[key] = self.lsn
         elif field in ("effects", "landings"):
@@ -332,16 +336,21 @@ class TaskState(Model):
 
     def review_changes(self) -> tuple[int, dict[str, int]]:
         """Where the record of hunk changes starts (`review_lsn`), and each hunk changed
-        since, with the lsn before the op that changed it last (review.py)."""
+        since, with the lsn before the op that changed it last (review_index.py)."""
         return self._review_lsn, self._review
 
     def mark_indexed(self) -> None:
         """The review index holds this state's hunks now (or a later state's)."""
         self._review = {}
-        self._review_lsn = self.lsn
+        self._review_lsn = self._indexed_lsn = self.lsn
+
+    @property
+    def indexed_lsn(self) -> int:
+        """Where this state last reached the review index (-1: not yet)."""
+        return self._indexed_lsn
 
     def writes_moved(self) -> bool:
-        """Effects or landings changed since `took_writes` (review.py)."""
+        """Effects or landings changed since `took_writes` (review_index.py)."""
         return self._writes_moved
 
     def took_writes(self) -> None:

@@ -121,12 +121,9 @@ class ScopeArgs(Args):
     comment: str = Field(default="", max_length=MAX_TEXT)
 
 
-
-
 LiveStatus = Literal["pending", "accepted", "rejected", "applied", "undone"]
 """The stored statuses a `baton/task` page can list (superseded hunks it never lists)."""
 LIVE = get_args(LiveStatus)
-
 
 
 class TaskArgs(Args):
