@@ -162,9 +162,10 @@ class ReviewSummary(Model):
         mine = self.by_key()
         return sum(mine.get(k, 0) for k in set(keys_))
 
-    def after(self, ops: int) -> ReviewSummary:
-        """The same summary `ops` ops later, all of them ops that move nothing of it."""
-        return self.model_copy(update={"ops": self.ops + ops})
+    def after(self, ops: int, lsn: int) -> ReviewSummary:
+        """The same summary `ops` more ops later, at `lsn`, all of them ops that move
+        nothing of it."""
+        return self.model_copy(update={"ops": self.ops + ops, "lsn": max(self.lsn, lsn)})
 
 
 def summary_of(state: TaskState, writes: WriteTally) -> ReviewSummary:

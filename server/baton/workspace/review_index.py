@@ -69,9 +69,9 @@ async def current(ws: Workspace, task_id: str, head: IndexHead | None) -> Review
         if any(op.kind not in MOVES_NOTHING for op in ops):
             return None
         behind += len(ops)
+        lsn = ops[-1].lsn if ops else lsn
         if len(ops) < REPLAY_PAGE:
-            return summary.after(behind)
-        lsn = ops[-1].lsn
+            return summary.after(behind, lsn)
 
 
 async def reviewed(
