@@ -520,7 +520,7 @@ class SqliteStore:
         return [review_index.head_of(r) for r in await self._run(review_index.heads)]
 
     async def write_review(self, write: IndexWrite) -> Written:
-        return await self._run(transaction, lambda db: review_index.write(db, write))
+        return await self._run(review_index.write_lazily, write)
 
     async def review_page(
         self,
