@@ -241,16 +241,12 @@ class IndexHead:
             return None
 
 
-def index_write(state: TaskState, writes: WriteTally, known: int | None = None) -> IndexWrite:
-    """The write that brings the index to `state`: the hunks changed after `known` (the
-    index's lsn as last read, if it is at or past where the state's record of changes
-    starts) or since that record starts."""
-    since, changed = state.review_changes()
-    base = since if known is None or known < since else known
+def index_write(state: TaskState, writes: WriteTally) -> IndexWrite:
+    """The write that brings an index at the start of the state's record of changes, or
+    later, to `state`: the hunks changed since."""
+    base, changed = state.review_changes()
     rows, removed = [], []
-    for hunk_id, before in changed.items():
-        if before < base:
-            continue  # changed by an op at or below `base`: the index holds it
+    for hunk_id in changed:
         hunk = state.hunks.get(hunk_id)
         if hunk is None:
             removed.append(hunk_id)

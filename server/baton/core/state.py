@@ -226,9 +226,9 @@ class TaskState(Model):
     """The hunks by `tally_key`, kept as the fold moves them (add_hunk, set_status,
     set_conflict, drop_superseded: the only ways a hunk's status or conflict change), so
     counting a long task's hunks costs nothing; rebuilt from `hunks` by a load."""
-    _review: dict[str, int] = PrivateAttr(default_factory=dict)
-    """Hunks changed since `review_lsn`, each with the state's lsn just before the op that
-    last changed it: what the store's review index lacks of this state (review_index.py)."""
+    _review: dict[str, None] = PrivateAttr(default_factory=dict)
+    """Hunks changed since `review_lsn` (an ordered set): what the store's review index
+    lacks of this state (review_index.py)."""
     _review_lsn: int = PrivateAttr(default=0)
     _indexed_lsn: int = PrivateAttr(default=-1)
     """Where this state last reached the review index (-1: not since it was made or
@@ -294,7 +294,7 @@ class TaskState(Model):
     def _moved(self, field: str, key: str) -> None:
         """Note a change for the review index (review_index.py), beside the checkpoint's."""
         if field == "hunks":
-            self._review[key] = self.lsn
+            self._review[key] = None
         elif field in ("effects", "landings"):
             self._writes_moved = True
 
@@ -334,9 +334,9 @@ class TaskState(Model):
         """Where `dirty()` starts: the last checkpoint written or read (0: none)."""
         return self._saved_lsn
 
-    def review_changes(self) -> tuple[int, dict[str, int]]:
-        """Where the record of hunk changes starts (`review_lsn`), and each hunk changed
-        since, with the lsn before the op that changed it last (review_index.py)."""
+    def review_changes(self) -> tuple[int, dict[str, None]]:
+        """Where the record of hunk changes starts (`review_lsn`), and the hunks changed
+        since (review_index.py)."""
         return self._review_lsn, self._review
 
     def mark_indexed(self) -> None:
