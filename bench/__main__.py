@@ -93,6 +93,8 @@ class Plan:
     flat_serve_runs: int = 3
     flat_requests: int = 20
     flat_commits: int = 30
+    flat_live: tuple[tuple[int, int], tuple[int, int]] = ((1_000, 500), (100_000, 32_000))
+    """The live-state shape (issue 23): (ops, live hunks) of its short and its long task."""
     pg_steps: int = 2_000
     """Steps of each worker's task in the pg phase's appends (at every concurrency)."""
     pg_takeovers: int = 30
@@ -156,6 +158,7 @@ QUICK = Plan(
     flat_serve_runs=1,
     flat_requests=10,
     flat_commits=5,
+    flat_live=((300, 150), (3_000, 1_500)),
     pg_steps=150,
     pg_takeovers=20,
     pg_ttl=0.5,
@@ -181,6 +184,16 @@ def _pair(text: str) -> tuple[int, int]:
     if len(sizes) != 2 or not 0 < sizes[0] < sizes[1]:
         raise argparse.ArgumentTypeError("two sizes, the smaller first: e.g. 1k,100k")
     return sizes[0], sizes[1]
+
+
+def _live_pair(text: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    try:
+        (a, b), (c, d) = (_ints(part.replace(":", ",")) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("two ops:live pairs: e.g. 1k:500,100k:32k") from None
+    if not (0 < b <= a and 0 < d <= c and b < d):
+        raise argparse.ArgumentTypeError("live hunks at most the ops, the smaller task first")
+    return (a, b), (c, d)
 
 
 def _intervals(text: str) -> tuple[int | None, ...]:
@@ -219,6 +232,23 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         action="store_true",
         help="generate the cached workspaces anew (after a change to how they are written)",
     )
+    p.add_argument(
+        "--flat-shapes",
+        type=lambda t: tuple(x for x in t.split(",") if x),
+        default=("history", "live"),
+        help="the flat phase's shapes: history (issue 13), live (issue 23); default both",
+    )
+    p.add_argument(
+        "--flat-live",
+        type=_live_pair,
+        help="ops:live hunks of the live shape's two tasks (1k:500,100k:32k)",
+    )
+    p.add_argument(
+        "--flat-before",
+        type=Path,
+        metavar="SERVER_DIR",
+        help="another checkout's server/ folder: the live shape runs it too, as before",
+    )
     p.add_argument("--pg-steps", type=int, help="steps of each pg-phase worker (2000)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     p.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the temp dir goes")
@@ -256,6 +286,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Plan]:
         flat_serve_runs=args.repeats or base.flat_serve_runs,
         flat_requests=base.flat_requests,
         flat_commits=base.flat_commits,
+        flat_live=args.flat_live or base.flat_live,
         pg_steps=args.pg_steps or base.pg_steps,
         pg_takeovers=base.pg_takeovers,
         pg_ttl=base.pg_ttl,
@@ -352,7 +383,18 @@ async def main(args: argparse.Namespace, plan: Plan) -> dict[str, Any]:
             settle()
         if "startup" in phases:
             results["startup"] = startup.run(tmp, rounds=plan.startup_rounds).as_dict()
-        if "flat" in phases:
+        if "flat" in phases and "live" in args.flat_shapes:
+            res_live = await flat.run_live(
+                tmp,
+                small=plan.flat_live[0],
+                big=plan.flat_live[1],
+                runs=plan.flat_runs,
+                before=args.flat_before,
+                regenerate=args.flat_regenerate,
+            )
+            results["flat_live"] = res_live.as_dict()
+            settle()
+        if "flat" in phases and "history" in args.flat_shapes:
             res_flat = await flat.run(
                 tmp,
                 small=plan.flat_sizes[0],

@@ -374,19 +374,24 @@ async def multiply_log(root: Path, total: int) -> None:
 # --- the cache ----------------------------------------------------------------------
 
 
+CACHES = ("checkpoints", "review_tasks", "review_hunks")
+"""The tables that are caches of the log (checkpoints, the review index): `prepare`
+brings them to this Baton, so a change to them does not mean generating anew."""
+
+
 async def format_digest() -> str:
     """What the cached logs depend on besides the generator: the tables a new workspace
-    gets for its log, blobs and tasks (their SQL). Checkpoints are left out — they are a
-    cache of the log, brought to this Baton's format by `prepare` — so a change to how
-    or when they are written does not mean generating 100k ops again (an hour here)."""
+    gets for its log, blobs and tasks (their SQL). The caches are left out (`CACHES`) —
+    they are brought to this Baton's format by `prepare` — so a change to how or when
+    they are written does not mean generating 100k ops again (an hour here)."""
     with tempfile.TemporaryDirectory(prefix="baton-bench-schema-") as folder:
         async with await Workspace.open(Path(folder)):
             pass
         conn = sqlite3.connect(database_path(Path(folder)))
         try:
             tables = conn.execute(
-                "SELECT type, name, sql FROM sqlite_master WHERE tbl_name != 'checkpoints' "
-                "ORDER BY type, name"
+                "SELECT type, name, sql FROM sqlite_master "
+                f"WHERE tbl_name NOT IN {CACHES} ORDER BY type, name"
             ).fetchall()
         finally:
             conn.close()
@@ -403,7 +408,8 @@ def checkpoint_digest() -> str:
 async def prepare(target: Path) -> None:
     """Bring a cached workspace's checkpoints to this Baton's format, once: each task
     folded and checkpointed where its log ends, as the agents that wrote it would have
-    left it (they save every 256 ops and when they close). Done on a copy that then
+    left it (they save every 256 ops and when they close; a save writes the review
+    index too, core/review_index.py). Done on a copy that then
     takes the cached one's place, and marked, so the measured copies start from it."""
     mark = target / f"prepared-{checkpoint_digest()}"
     if mark.exists():
@@ -565,10 +571,12 @@ bench's own size, hundreds of MB after it folded a long task. So a small interpr
 exit, without the spawner's own start."""
 
 
-def one_shot(argv: Sequence[str], cwd: Path) -> Shot:
+def one_shot(argv: Sequence[str], cwd: Path, source: Path | None = None) -> Shot:
     """`python -m baton ARGV` in `cwd`, as a user runs it (a fresh process, output to
-    /dev/null): wall time from spawn to exit and the command's peak RSS."""
+    /dev/null): wall time from spawn to exit and the command's peak RSS. `source`:
+    another checkout's `server/` to run instead (PYTHONPATH), the code before a change."""
     command = [sys.executable, "-m", "baton", *argv]
+    env = None if source is None else {**os.environ, "PYTHONPATH": str(source)}
     with tempfile.TemporaryFile() as err:
         done = subprocess.run(
             [sys.executable, "-S", "-c", SPAWNER, str(cwd), *command],
@@ -576,6 +584,7 @@ def one_shot(argv: Sequence[str], cwd: Path) -> Shot:
             stdout=subprocess.PIPE,
             stderr=err,
             check=False,
+            env=env,
         )
         report = json.loads(done.stdout or b"{}")
         if done.returncode != 0 or report.get("exit") != 0:
@@ -1165,6 +1174,331 @@ def _tables(r: FlatResult) -> list[str]:
             f"each; × is {many} / {big})",
             ["measure", big, many, "×", f"≤ {TARGET:.0f}×"],
             serve_rows(big, many, False),
+        )
+    )
+    return out
+
+
+# --- the live review state (issue 23, item 3) --------------------------------------------
+#
+# The history workspaces above hold few live hunks (most are superseded): 5,053 at 100k
+# ops. A task under review for long holds many more, and what `baton status`, a page of
+# `baton hunks` and `baton resume` cost then grows with them, not with the log. So this
+# shape holds the log nearly still and grows the live hunks: one task with `live`
+# proposals, each of a function no proposal named before (every hunk stays live), some
+# rejected with a comment, some accepted and applied, among steps, notes and reads.
+
+LIVE_GENERATOR = 1
+"""Bump when the live workload changes: its cached workspaces are regenerated."""
+LIVE_FUNCS = 80
+"""Functions of each generated file: `live / LIVE_FUNCS` files."""
+LIVE_TASK = "live"
+LIVE_BETWEEN: tuple[tuple[str, float], ...] = (("step", 55.0), ("note", 30.0), ("read", 15.0))
+"""The other ops, between the proposals, per 100."""
+LIVE_REJECT = 0.10
+LIVE_ACCEPT = 0.03
+"""After each proposal, the developer rejects one pending hunk (with a comment) or
+accepts one, which the agent applies at once, with these odds."""
+
+
+def live_module(f: int) -> str:
+    return f"live/mod_{f:03d}.py"
+
+
+def render_live(f: int, values: Sequence[int]) -> str:
+    """A file of LIVE_FUNCS three-line functions (every line unique: difflib stays
+    linear)."""
+    body = "".join(
+        f'def f{j}(x):\n    """f{j} of module {f}."""\n    return x * {j + 1} + {values[j]}\n'
+        for j in range(LIVE_FUNCS)
+    )
+    return f"{body}# end of module {f}\n"
+
+
+async def generate_live(root: Path, ops: int, live: int) -> None:
+    """One task of `ops` ops, `live` of them proposals of distinct functions."""
+    files = -(-live // LIVE_FUNCS)
+    values = [[f * 1000 + j for j in range(LIVE_FUNCS)] for f in range(files)]
+    (root / "live").mkdir(parents=True, exist_ok=True)
+    for f in range(files):
+        (root / live_module(f)).write_text(render_live(f, values[f]))
+    order = [(f, j) for j in range(LIVE_FUNCS) for f in range(files)][:live]
+    rng = random.Random(SEED)
+    kinds, weights = [k for k, _ in LIVE_BETWEEN], [w for _, w in LIVE_BETWEEN]
+    pending: dict[str, tuple[int, int, int]] = {}
+    """Pending hunk id → its file, function and proposed value."""
+    async with await Worker.open(root, worker_id=WORKER, ttl=3600) as worker:
+        task = await worker.begin("Review a long task", "live-state bench workload", LIVE_TASK)
+        task.stop_heartbeat()
+        store, done, k = worker.ws.store, 0, 0
+        next_report = time.monotonic() + 30
+        while (lsn := await store.last_lsn()) < ops:
+            left = ops - lsn
+            # A proposal brings ~0.2 ops of decisions and applies with it (LIVE_REJECT,
+            # LIVE_ACCEPT): the rest of the proposals fit in what is left of the log.
+            if done < len(order) and rng.random() < 1.25 * (len(order) - done) / left:
+                f, j = order[done]
+                done += 1
+                proposed = list(values[f])
+                proposed[j] = 20_000_000 + done
+                p = await task.propose(live_module(f), render_live(f, proposed), f"tune f{j}")
+                pending.update((h.id, (f, j, proposed[j])) for h in p.hunks)
+                odds = rng.random()
+                if odds < LIVE_REJECT + LIVE_ACCEPT and pending:
+                    hunk_id = rng.choice(sorted(pending))
+                    hf, hj, value = pending.pop(hunk_id)
+                    if odds < LIVE_REJECT:
+                        comment = f"no: keep f{hj} of module {hf} as it is ({done})"
+                        await decide(
+                            worker.ws, task.id, hunk_id, Decision.REJECTED, comment=comment
+                        )
+                    else:
+                        await decide(worker.ws, task.id, hunk_id, Decision.ACCEPTED)
+                        results = await task.apply()
+                        if any(r.outcome == "conflict" for r in results):
+                            raise RuntimeError("the live generator's apply met a conflict")
+                        values[hf][hj] = value
+                continue
+            kind = rng.choices(kinds, weights)[0]
+            k += 1
+            if kind == "step":
+                await task.step(f"step-{k % STEPS:02d}", StepStatus.IN_PROGRESS, f"pass {k}")
+            elif kind == "note":
+                await task.remark("note", f"note {k}: module {k % files} needs a guard")
+            else:
+                await task.read(live_module(k % files))  # unchanged: records nothing new
+                await task.remark("note", f"read module {k % files} again")
+            if time.monotonic() > next_report:
+                print(f"flat:   … {lsn:,} ops, {done:,} proposals", flush=True)
+                next_report = time.monotonic() + 30
+        if done < len(order):
+            raise RuntimeError(f"only {done} of {live} proposals fit in {ops} ops")
+
+
+async def live_cache_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "baton-bench" / f"flat-live-{LIVE_GENERATOR}-{await format_digest()}"
+
+
+def downgraded(root: Path) -> None:
+    """Make a copy's database what the code before the review index opens: schema v2,
+    without the index's tables (the index is a cache: nothing of the log goes)."""
+    conn = sqlite3.connect(database_path(root))
+    try:
+        conn.executescript(
+            "DROP TABLE IF EXISTS review_hunks; DROP TABLE IF EXISTS review_tasks; "
+            "PRAGMA user_version = 2;"
+        )
+    finally:
+        conn.close()
+
+
+LIVE_COMMANDS = (
+    Command("status", "status"),
+    Command("hunks (one page)", "hunks"),
+    Command("resume TASK", "resume {task}"),
+)
+"""Issue 23's three: what the developer reads of a long task under review."""
+LIVE_INFO = (
+    Command("hunks --json (every hunk)", "hunks --json"),
+    Command("log --limit 5 (the floor)", "log --limit 5"),
+)
+"""For information beside them: the whole listing (it grows with the task by design),
+and a command that reads no state (the cost of a process that opens the store)."""
+
+
+@dataclass
+class ResumeSplit:
+    """`baton resume`'s work in one process at each size: the state's cold load, and the
+    whole brief (that load, the files compared with the disk, the Markdown)."""
+
+    load_ms: dict[str, float] = field(default_factory=dict)
+    brief_ms: dict[str, float] = field(default_factory=dict)
+    brief_kb: dict[str, float] = field(default_factory=dict)
+
+
+async def resume_split(root: Path, label: str, runs: int, out: ResumeSplit) -> None:
+    from baton.core.brief import render_markdown
+
+    loads, briefs = [], []
+    text = ""
+    for _ in range(runs):
+        settle()
+        t0 = CLOCK()
+        async with await Workspace.open(root, create=False, inline=True) as ws:
+            await ws.recover(LIVE_TASK)
+        loads.append((CLOCK() - t0) / 1e6)
+        settle()
+        t0 = CLOCK()
+        async with await Workspace.open(root, create=False, inline=True) as ws:
+            text = render_markdown(await calls.resume(ws, LIVE_TASK))
+        briefs.append((CLOCK() - t0) / 1e6)
+    out.load_ms[label], out.brief_ms[label] = median(loads), median(briefs)
+    out.brief_kb[label] = len(text.encode()) / 1024
+
+
+@dataclass
+class LiveResult:
+    sizes: dict[str, tuple[int, int]]
+    built: list[Built]
+    cli: Shots
+    split: ResumeSplit
+    before: str | None
+    tables: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sizes": self.sizes,
+            "target_ratio": TARGET,
+            "workspaces": [b.as_dict() for b in self.built],
+            "cli": {
+                c: {
+                    t: {"ms": [s.ms for s in v], "rss_mb": [s.rss_mb for s in v]}
+                    for t, v in per.items()
+                }
+                for c, per in self.cli.items()
+            },
+            "resume_split": vars(self.split),
+            "before": self.before,
+            "seconds": self.seconds,
+        }
+
+
+async def run_live(
+    base: Path,
+    *,
+    small: tuple[int, int],
+    big: tuple[int, int],
+    runs: int,
+    before: Path | None = None,
+    regenerate: bool = False,
+) -> LiveResult:
+    """The live shape: `small` and `big` are (ops, live hunks). `before`: another
+    checkout's `server/` folder, run on a copy of the big workspace brought back to its
+    schema (`downgraded`) — the code before the review index, in the same run."""
+    started = time.monotonic()
+    same_baton()
+    compiled(*([str(before)] if before else []))
+    work = base / "flat-live"
+    work.mkdir()
+    folder = await live_cache_dir()
+    print(f"flat: cache {folder}", flush=True)
+    built = []
+    for ops, live in (small, big):
+
+        def make(root: Path, ops: int = ops, live: int = live) -> Awaitable[None]:
+            return generate_live(root, ops, live)
+
+        built.append(await cached(folder, f"live-{ops}-{live}", make, regenerate=regenerate))
+    for b in built:
+        made = "generated now" if b.fresh else "cached"
+        print(f"flat: {b.name}: {b.ops:,} ops, {b.hunks} ({made})", flush=True)
+    labels = [f"{_k(live)} live" for _, live in (small, big)]
+    targets = {}
+    for label, b in zip(labels, built, strict=True):
+        targets[label] = Target(label, copy_of(b, work, "cli"), LIVE_TASK, 0)
+    pairs = [(c, targets[label]) for c in (*LIVE_COMMANDS, *LIVE_INFO) for label in labels]
+    before_label = f"{labels[1]}, before"
+    if before is not None:
+        old = Target(before_label, copy_of(built[1], work, "before"), LIVE_TASK, 0)
+        downgraded(old.root)
+        targets[before_label] = old
+    print(f"flat: live review state, {runs} runs of {len(pairs)} …", flush=True)
+    settle()
+    cli: Shots = {}
+    for c, t in pairs:
+        cli.setdefault(c.label, {})[t.label] = []
+    if before is not None:
+        for c in (*LIVE_COMMANDS, *LIVE_INFO):
+            cli[c.label][before_label] = []
+    for n in range(runs):
+        for c, t in pairs:
+            cli[c.label][t.label].append(one_shot(t.argv(c, n), t.root))
+            if before is not None and t.label == labels[1]:
+                old = targets[before_label]
+                cli[c.label][before_label].append(one_shot(old.argv(c, n), old.root, before))
+        print(f"flat:   run {n + 1}/{runs}", flush=True)
+    split = ResumeSplit()
+    for label in labels:
+        await resume_split(targets[label].root, label, runs, split)
+    for t in targets.values():
+        shutil.rmtree(t.root, ignore_errors=True)
+    result = LiveResult(
+        {"small": small, "big": big}, built, cli, split, str(before) if before else None
+    )
+    result.tables = _live_tables(result, labels, before_label if before else None)
+    result.seconds = time.monotonic() - started
+    print(f"flat: live shape {result.seconds:.0f} s in all\n", flush=True)
+    return result
+
+
+def _live_tables(r: LiveResult, labels: list[str], before: str | None) -> list[str]:
+    small, big = labels
+    runs = len(next(iter(next(iter(r.cli.values())).values())))
+    out = []
+    desc: list[list[Cell]] = []
+    for b in r.built:
+        h = b.hunks
+        desc.append(
+            [b.name, b.ops, b.proposals, sum(v for k, v in h.items() if k != "superseded"),
+             h.get("pending", 0), h.get("rejected", 0), h.get("applied", 0), b.db_mb, b.seconds]
+        )  # fmt: skip
+    out.append(
+        emit(
+            "7g. Live-state workspaces (one task each, generated through the agent API; "
+            "generation time when made, cached since)",
+            ["workspace", "ops", "proposals", "live hunks", "pending", "rejected", "applied",
+             "db MB", "generate s"],
+            desc,
+        )
+    )  # fmt: skip
+    cols = ["command", f"{small} ms", f"{big} ms", "time ×", f"{small} MB", f"{big} MB",
+            "memory ×", f"≤ {TARGET:.0f}×"]  # fmt: skip
+    rows = _command_rows(r.cli, LIVE_COMMANDS, small, big)
+    for c in LIVE_INFO:  # informational: no target
+        per = r.cli[c.label]
+        t0, t1 = median([s.ms for s in per[small]]), median([s.ms for s in per[big]])
+        m0, m1 = median([s.rss_mb for s in per[small]]), median([s.rss_mb for s in per[big]])
+        rows.append([f"(info) baton {c.label}", t0, t1, rx(t1 / t0), m0, m1, rx(m1 / m0), "-"])
+    out.append(
+        emit(
+            f"7h. One-shot CLI on the live review state: {small} vs {big} hunks (p50 of {runs} "
+            f"fresh processes, interleaved; peak RSS from wait4; × is {big} / {small}; the "
+            "floor is a command that reads no task's state)",
+            cols,
+            rows,
+        )
+    )
+    if before is not None:
+        brows: list[list[Cell]] = []
+        for c in (*LIVE_COMMANDS, *LIVE_INFO):
+            per = r.cli[c.label]
+            t0, t1 = median([s.ms for s in per[before]]), median([s.ms for s in per[big]])
+            m0, m1 = median([s.rss_mb for s in per[before]]), median([s.rss_mb for s in per[big]])
+            brows.append([f"baton {c.label}", t0, t1, rx(t1 / t0), m0, m1, rx(m1 / m0)])
+        out.append(
+            emit(
+                f"7i. The same commands at {big} hunks: the code before the review index "
+                f"({r.before}, on a copy brought back to its schema) against this one "
+                f"(p50 of {runs}, interleaved; × is now / before)",
+                ["command", "before ms", "now ms", "time ×", "before MB", "now MB", "memory ×"],
+                brows,
+            )
+        )
+    s = r.split
+    srows: list[list[Cell]] = [
+        [label, s.load_ms[label], s.brief_ms[label], rx(s.load_ms[label] / s.brief_ms[label]),
+         s.brief_kb[label]]
+        for label in labels
+    ]  # fmt: skip
+    out.append(
+        emit(
+            f"7j. baton resume's work in one process (median of {runs}): the task's state "
+            "loaded cold (checkpoint + tail) against the whole brief (that load, the files "
+            "read compared with the disk, the Markdown)",
+            ["workspace", "load ms", "brief ms", "load / brief", "brief KB"],
+            srows,
         )
     )
     return out

@@ -19,7 +19,8 @@ from baton.core.checkpoints import HEAD_BYTES
 from baton.core.fold import rebuild
 from baton.core.hashing import digest
 from baton.core.limits import InvalidInput
-from baton.core.ops import ContextText, OpKind, StepSet, StepStatus, TaskFinished
+from baton.core.ops import ContextText, HunkStatus, OpKind, StepSet, StepStatus, TaskFinished
+from baton.core.review_index import HunkRow, IndexWrite
 from baton.store import (
     LeaseHeld,
     NewOp,
@@ -33,6 +34,7 @@ from baton.store import (
     TaskNotFound,
 )
 from baton.store import base as store_base
+from baton.workspace import review_index
 from baton.workspace.workspace import Workspace
 from tests.conftest import FakeClock
 
@@ -505,6 +507,103 @@ async def test_a_checkpoint_is_written_once_and_prunes_only_its_own_task(store: 
     assert await store.checkpoint_head("t") is None and await store.checkpoint_before("u") is None
 
 
+# --- the review index ---------------------------------------------------------------------
+
+
+def indexed(task: str, lsn: int, base: int, rows: list[HunkRow], removed: list[str] = (),
+            whole: bool = False) -> IndexWrite:  # fmt: skip
+    return IndexWrite(task, lsn, base, f'{{"lsn": {lsn}}}', rows, list(removed), whole)
+
+
+def hunk_row(hunk_id: str, path: str = "a.py", line: int = 0, status: str = "pending",
+             landed: bool = False, conflict: bool = False) -> HunkRow:  # fmt: skip
+    return HunkRow(hunk_id, path, line, status, landed, conflict, f'"{hunk_id}@{path}:{line}"')
+
+
+async def test_a_review_index_write_is_skipped_when_behind_and_whole_when_absent(
+    store: Store,
+) -> None:
+    """The guard of core/review_index.py: an increment applies only onto an index at its
+    base or later; an index at the write's lsn or later is left; an absent one wants the
+    whole index."""
+    assert await store.review_heads() == []
+    assert await store.write_review(indexed("t", 5, 0, [hunk_row("h1")])) == "whole needed"
+    assert await store.write_review(indexed("t", 5, 0, [hunk_row("h1")], whole=True)) == "written"
+    assert await store.write_review(indexed("t", 5, 5, [hunk_row("h9")])) == "ahead"
+    assert await store.write_review(indexed("t", 9, 7, [hunk_row("h2")])) == "whole needed"
+    assert (
+        await store.write_review(
+            indexed("t", 9, 5, [hunk_row("h2"), hunk_row("h1", status="rejected")])
+        )
+        == "written"
+    )
+    assert await store.write_review(indexed("t", 12, 9, [], ["h1"])) == "written"
+    assert await store.write_review(indexed("u", 3, 0, [hunk_row("h1")], whole=True)) == "written"
+    heads = {h.task_id: (h.lsn, h.summary) for h in await store.review_heads()}
+    assert heads == {"t": (12, '{"lsn": 12}'), "u": (3, '{"lsn": 3}')}
+    assert await store.review_page("t", None, 10) == (['"h2@a.py:0"'], 0)
+    # A whole write replaces every row of its task, and only of its task.
+    await store.write_review(indexed("t", 20, 0, [hunk_row("h3")], whole=True))
+    assert (await store.review_page("t", None, 10))[0] == ['"h3@a.py:0"']
+    assert (await store.review_page("u", None, 10))[0] == ['"h1@a.py:0"']
+    assert await store.delete_review() == 2
+    assert await store.review_heads() == []
+    assert await store.review_page("t", None, 10) == ([], 0)
+
+
+async def test_review_pages_walk_in_the_order_of_page_keys(store: Store) -> None:
+    """Paths and ids compare by code point, as Python's `page_key` does (a database's
+    collation would put `B.py` beside `b.py`), ties on a line broken by id; a filter by
+    (status, landed, conflict) and by path; `more` counts what matches after the page."""
+    paths = ["b.py", "B.py", "a/z.py", "a.py", "é.py", "Z.py", "東京.py", "a-b.py"]
+    rows = [
+        hunk_row(f"h{(i * 37) % 50:02d}", paths[i % len(paths)], i % 3,
+                 ["pending", "rejected", "applied"][i % 3], landed=i % 4 == 0,
+                 conflict=i % 5 == 0)
+        for i in range(40)
+    ]  # fmt: skip
+    await store.write_review(indexed("t", 1, 0, rows, whole=True))
+    ordered = sorted(rows, key=lambda r: (r.path, r.base_line, r.hunk_id))
+    for limit in (1, 3, 7, 40):
+        got, after = [], None
+        while True:
+            page, more = await store.review_page("t", after, limit)
+            got += page
+            assert more == len(ordered) - len(got)
+            if not page or not more:
+                break
+            last = next(r for r in rows if r.data == page[-1])
+            after = (last.path, last.base_line, last.hunk_id)
+        assert got == [r.data for r in ordered]
+    keys = frozenset({(HunkStatus.PENDING, True, False), (HunkStatus.APPLIED, False, True)})
+    chosen = [r for r in ordered if (HunkStatus(r.status), r.landed, r.conflict) in keys]
+    assert chosen and await store.review_page("t", None, 100, keys) == ([r.data for r in chosen], 0)
+    assert await store.review_page("t", None, 0, keys) == ([], len(chosen))
+    assert await store.review_page("t", None, 100, frozenset()) == ([], 0)
+    in_b = [r.data for r in ordered if r.path == "B.py"]
+    assert await store.review_page("t", None, 2, None, "B.py") == (in_b[:2], len(in_b) - 2)
+    past = ("a.py", 1, "h99")  # any position, hunk or no hunk
+    rest = [r.data for r in ordered if (r.path, r.base_line, r.hunk_id) > past]
+    assert await store.review_page("t", past, 100) == (rest, 0)
+
+
+async def test_a_repair_drops_its_tasks_review_index(store: Store, backend: Backend) -> None:
+    """Set aside or put back, an op moves under the index's lsn: the task's index goes
+    (its next reader folds and writes it anew), other tasks' stay."""
+    epoch = await started(store)
+    await store.append(note("n1", "damaged", epoch))
+    for task in ("t", "u"):
+        await store.write_review(indexed(task, 99, 0, [hunk_row("h1")], whole=True))
+    backend.rewrite_op("n1", "task.renamed", "{}")
+    (bad,) = [o for o in await store.ops_after(0, "t") if o.kind == OpKind.UNREADABLE]
+    await store.set_aside(bad.lsn, "a newer Baton's op")
+    assert [h.task_id for h in await store.review_heads()] == ["u"]
+    await store.write_review(indexed("t", 99, 0, [hunk_row("h1")], whole=True))
+    await store.put_back(bad.lsn)
+    assert [h.task_id for h in await store.review_heads()] == ["u"]
+    assert await store.review_page("t", None, 5) == ([], 0)
+
+
 async def test_put_blobs_is_content_addressed_and_idempotent(store: Store) -> None:
     """A workspace's snapshot in one call: each blob's key is its content's hash, in the
     order given; the same content twice (in one call, in two, or by `put_blob`) is one
@@ -588,6 +687,15 @@ async def test_an_earlier_schema_is_upgraded_and_keeps_its_log(
         state, _ = await Workspace(tmp_path, store, checkpoint_every=5).recover("t")
         assert state == rebuild("t", ops)
         assert [r.text for r in state.remarks] == ["note 3", "note 4 ☕"]
+        # The review index (schema v3 / v8) starts empty: the first reader folds the task
+        # and writes it, the next takes it.
+        assert await store.review_heads() == []
+        ws = Workspace(tmp_path, store, checkpoint_every=5)
+        first = await review_index.reviewed(ws, "t", None)
+        assert first.state is not None and first.summary.ops == len(EARLIER_LOG)
+        (head,) = await store.review_heads()
+        again = await review_index.reviewed(Workspace(tmp_path, store, 5), "t", head)
+        assert again.state is None and again.summary == first.summary
         epoch = await store.claim("t", "w2", 30)  # w1's lease was never recorded: free
         assert epoch == 2
         added = await store.append(note("new", "from this Baton", epoch))

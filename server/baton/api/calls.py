@@ -29,7 +29,7 @@ from baton.core.limits import InvalidInput
 from baton.core.ops import MAX_TEXT, HunkStatus, Model, StepStatus
 from baton.core.patch import DiffDoesNotApply, DiffError
 from baton.core.paths import PathRefused
-from baton.core.state import HunkState, TaskInfo, TaskState
+from baton.core.state import HunkState, TaskInfo
 from baton.effects.recorder import EffectResult
 from baton.review.decisions import HunkNotFound, ReviewRefused, known_hunks
 from baton.store import (
@@ -42,6 +42,8 @@ from baton.store import (
     TaskExists,
     TaskNotFound,
 )
+from baton.workspace import review_index
+from baton.workspace.review_index import Reviewed
 from baton.workspace.workspace import Workspace
 
 from .worker import TASK_ID_PATTERN, Proposal, Task, Worker, handoff, refusal, valid_task_id
@@ -315,11 +317,15 @@ class AppliedEffect(Model):
 
 @dataclass(frozen=True, slots=True)
 class TaskOverview:
-    """One task as the task lists show it: its row, its state and its hunk counts."""
+    """One task as the task lists show it: its row and its review state in counts (from
+    the review index, not the task's whole state: workspace/review_index.py)."""
 
     info: TaskInfo
-    state: TaskState
-    counts: dict[HunkStatus, int]
+    review: Reviewed
+
+    @property
+    def counts(self) -> dict[HunkStatus, int]:
+        return self.review.summary.counts()
 
 
 # --- the calls ------------------------------------------------------------------------
@@ -433,9 +439,9 @@ async def resume_page(
 
 
 async def overview(ws: Workspace) -> list[TaskOverview]:
-    """Every task of the workspace with its state and counts, oldest first."""
-    rows = []
-    for info in await ws.store.tasks():
-        state = await ws.state(info.task_id)
-        rows.append(TaskOverview(info, state, state.hunk_counts()))
-    return rows
+    """Every task of the workspace with its counts, oldest first."""
+    heads = await review_index.heads(ws)
+    return [
+        TaskOverview(info, await review_index.reviewed(ws, info.task_id, heads.get(info.task_id)))
+        for info in await ws.store.tasks()
+    ]

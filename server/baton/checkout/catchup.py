@@ -28,6 +28,7 @@ import asyncio
 from baton.core import keys, paths
 from baton.core.hashing import content_hash
 from baton.core.ops import Model, TaskBase
+from baton.core.review_index import copy_attempt
 from baton.core.state import EffectState, TaskState
 from baton.effects import apply as effects
 from baton.effects.copies import copy, judge, read_here, settle_dangling
@@ -49,39 +50,16 @@ class CheckoutRefused(Exception):
 def lagging(ws: Workspace, state: TaskState) -> bool:
     """Whether another checkout wrote something this one has not copied, from the folded
     state alone (no log read): the cheap test every `baton apply` makes first, so that a
-    workspace with one checkout does nothing more than before."""
+    workspace with one checkout does nothing more than before. Counted as the review
+    index counts it (`WriteTally`), so `baton status` says the same without the state."""
     here = ws.checkout
-    sources = [
-        e.id
-        for e in state.effects.values()
-        if e.kind == "apply" and e.status == "done" and e.outcome != "already"
-        if e.pre_hash != e.post_hash and not here.holds(e.checkout)
-    ]
-    sources += [
-        x.id
-        for x in state.landings.values()
-        if x.status in ("landed", "unknown") and not here.holds(x.checkout)
-    ]
-    return any(not _copied(state, source, here) for source in sources)
-
-
-def _copied(state: TaskState, source: str, here: Checkout) -> bool:
-    """Copied here for good: a conflict on record counts as not yet (it is judged again
-    once the file changed)."""
-    copy = latest_copy(state, source, here)[1]
-    return copy is not None and copy.status == "done"
+    return ws.writes(state).lagging(here.id, here.original)
 
 
 def latest_copy(state: TaskState, source: str, here: Checkout) -> tuple[int, EffectState | None]:
     """The newest attempt at copying `source` here, and its number (a conflict is tried
     again under the next number once the file is no longer what it was judged in)."""
-    nth, found = 0, None
-    while (copy := state.effects.get(keys.copy_effect(source, here.id, nth))) is not None:
-        found = copy
-        if copy.status != "failed":
-            break
-        nth += 1
-    return (nth if found is None or found.status != "failed" else nth - 1), found
+    return copy_attempt(state, source, here.id)
 
 
 async def bring_up_to_date(

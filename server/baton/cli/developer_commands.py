@@ -16,7 +16,8 @@ from baton.checkout import catchup
 from baton.core import brief_pages, paths, transitions
 from baton.core.limits import InvalidInput
 from baton.core.ops import Decision, HunkStatus, TaskFinished
-from baton.core.state import HunkState, UnreadableOp, in_review_order
+from baton.core.review_index import words_of
+from baton.core.state import HunkState, UnreadableOp, in_review_order, tally_key
 from baton.effects.apply import apply_accepted, temp_leftovers
 from baton.effects.landings import Landed
 from baton.effects.recorder import EffectResult
@@ -25,16 +26,18 @@ from baton.review.decisions import ReviewRefused, decide, find_hunk
 from baton.workspace.superseded import superseded_hunks
 from baton.workspace.workspace import Workspace, find_root
 
-from . import diffs
-from .grammar import STATUS_WORDS
+from . import diffs, listing
 from .reporting import CommandFailed, decode_input, emit, open_workspace, read_input, table
 
 
 async def cmd_status(args: argparse.Namespace) -> None:
+    """Every task in counts, from the review index (workspace/review_index.py): a task of
+    32k live hunks costs what one of 500 does, not a fold of its state."""
     async with await open_workspace(args) as ws:
-        rows = [(row.info, row.state, row.counts) for row in await calls.overview(ws)]
-        behind = {state.task_id for _, state, _ in rows if catchup.lagging(ws, state)}
-    damaged = [(info.task_id, len(state.unreadable)) for info, state, _ in rows if state.unreadable]
+        overview = await calls.overview(ws)
+        behind = {row.info.task_id for row in overview if row.review.lagging(ws)}
+    rows = [(row.info, row.review, row.counts) for row in overview]
+    damaged = [(info.task_id, r.unreadable) for info, r, _ in rows if r.unreadable]
     data = [
         {
             "task_id": info.task_id,
@@ -43,13 +46,15 @@ async def cmd_status(args: argparse.Namespace) -> None:
             "epoch": info.epoch,
             "worker": info.worker,
             "lease_expires": info.lease_expires,
-            "ops": state.ops,
+            "ops": r.summary.ops,
             "hunks": {k.value: v for k, v in counts.items()},
-            "unreadable_ops": len(state.unreadable),
+            "landed": {k.value: v for k, v in r.summary.landed().items()},
+            "conflicts": r.summary.conflicts(),
+            "unreadable_ops": r.unreadable,
         }
         # Only when it is so: with one checkout the output is what it always was.
         | ({"behind_here": True} if info.task_id in behind else {})
-        for info, state, counts in rows
+        for info, r, counts in rows
     ]
 
     def human() -> str:
@@ -88,23 +93,13 @@ async def cmd_status(args: argparse.Namespace) -> None:
 
 
 def matches(h: HunkState, wanted: list[str]) -> bool:
-    words = {h.status.value, status_word(h)}
-    if h.conflict:
-        words.add("conflict")
-    if h.status == HunkStatus.PENDING:
-        words.add("review")
-    return bool(words & set(wanted))
+    return bool(words_of(tally_key(h)) & set(wanted))
 
 
 async def selected_hunks(ws: Workspace, args: argparse.Namespace) -> list[tuple[str, HunkState]]:
     """The hunks a listing names: by task, file and status (`--all`: superseded too)."""
     path = paths.normalize(args.file) if getattr(args, "file", None) else None
-    wanted = [w.strip() for w in (getattr(args, "status", None) or "").split(",") if w.strip()]
-    unknown = [w for w in wanted if w not in STATUS_WORDS]
-    if unknown:
-        raise InvalidInput(
-            f"invalid --status {','.join(unknown)}: one of {', '.join(STATUS_WORDS)}"
-        )
+    wanted = listing.wanted_words(args)
     hunks = []
     for task_id in [args.task] if args.task else await ws.task_ids():
         state = await ws.state(task_id)
@@ -120,20 +115,31 @@ async def selected_hunks(ws: Workspace, args: argparse.Namespace) -> list[tuple[
 
 
 async def cmd_hunks(args: argparse.Namespace) -> None:
+    """A page of hunks (cli/listing.py): a screenful, then the line that shows the rest;
+    `--json` lists every hunk unless asked for a page, which comes with its cursor."""
     async with await open_workspace(args) as ws:
-        hunks = await selected_hunks(ws, args)
-    # The JSON rows only when they are printed: a dict of every field for each of a long
-    # task's 5,053 hunks was 4.5 MB of the table's peak.
-    data = [{"task_id": t, **h.model_dump(mode="json")} for t, h in hunks] if args.json else []
+        got = await listing.listing(ws, args)
+    rows = [{"task_id": t, **h.model_dump(mode="json")} for t, h in got.rows] if args.json else []
+    if args.json and listing.paged(args):
+        emit(args, {"hunks": rows, "next": got.next, "total": got.total}, lambda: "")
+        return
     emit(
         args,
-        data,
-        lambda: table(
-            [
-                (h.id, t, f"{h.path}:{h.base_line + 1}", _status(h), h.summary[:60])
-                for t, h in hunks
-            ],
-            ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
+        rows,
+        lambda: "\n".join(
+            filter(
+                None,
+                [
+                    table(
+                        [
+                            (h.id, t, f"{h.path}:{h.base_line + 1}", _status(h), h.summary[:60])
+                            for t, h in got.rows
+                        ],
+                        ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
+                    ),
+                    listing.footer(args, got),
+                ],
+            )
         ),
     )
 

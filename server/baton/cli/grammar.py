@@ -178,6 +178,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.add_argument("--file", help="only this file's hunks")
         s.add_argument("--status", help=f"only these, comma-separated: {', '.join(STATUS_WORDS)}")
         s.add_argument("--all", action="store_true", help="include superseded hunks")
+        s.add_argument(
+            "--limit",
+            dest="page_limit",
+            metavar="N",
+            help="hunks in this page (default: 50; with --json: all, unless paged)",
+        )
+        s.add_argument(
+            "--after",
+            dest="cursor",
+            metavar="CURSOR",
+            help="the page after this cursor (the `next` of the page before)",
+        )
         s.set_defaults(run="hunks")
     color = argparse.ArgumentParser(add_help=False, formatter_class=sized)
     color.add_argument("--color", choices=["auto", "always", "never"], default="auto")

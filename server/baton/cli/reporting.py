@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from baton.api.calls import failure
 from baton.core.limits import InvalidInput, counter
-from baton.exits import EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, report
+from baton.core.paging import BadPage
+from baton.exits import EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report
 from baton.store import StoreUnavailable
 from baton.workspace.workspace import Workspace, find_root, store_config
 
@@ -104,6 +105,8 @@ def failed(args: argparse.Namespace, e: BaseException) -> int | None:
     if isinstance(e, BrokenPipeError):  # `baton log | head`: the reader left, nothing to report
         sys.stderr.close()
         return EXIT_OK
+    if isinstance(e, BadPage):  # --limit and --after are the command line's own usage
+        return report(type(e).__name__, str(e), EXIT_USAGE, as_json=args.json)
     kind = failure(e)
     if kind is None:
         return None

@@ -158,7 +158,8 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                     hunk = state.hunks.get(hid)
                     if hunk is not None:
                         state.set_status(hunk, after_write(hunk))
-                        hunk.conflict, hunk.effect_id = None, effect.id
+                        state.set_conflict(hunk, None)
+                        hunk.effect_id = effect.id
         case EffectFailed():
             effect = state.effects.get(p.effect_id)
             if effect is not None and effect.status == "intent":
@@ -169,7 +170,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                     if hunk is not None and hunk.status != HunkStatus.APPLIED:
                         # Not a conflict: the write was called off (its checkout's worker
                         # was taken over before it settled), to be done again elsewhere.
-                        hunk.conflict = p.reason if p.conflict else None
+                        state.set_conflict(hunk, p.reason if p.conflict else None)
                         # A failed effect may be tried again later under a new id.
                         hunk.effect_id = None
                         state.touch("hunks", hid)
@@ -250,7 +251,7 @@ def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
     if status is None:
         return  # the store's keys refuse a conflicting decision up front; a crafted log
     state.set_status(hunk, status)
-    hunk.conflict = None
+    state.set_conflict(hunk, None)
     hunk.comment, hunk.edited, hunk.reviewer = p.comment, p.edited, p.reviewer
     hunk.decided_lsn = op.lsn
     hunk.decisions += 1

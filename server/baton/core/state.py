@@ -96,6 +96,16 @@ class HunkState(Entry):
         return self.status == HunkStatus.APPLIED
 
 
+TallyKey = tuple[HunkStatus, bool, bool]
+"""What a hunk counts as: its status, whether it landed (the agent's tool wrote it), and
+whether its write is in conflict. Every count a face shows (pending, kept, undone,
+conflicts …) is a sum over these."""
+
+
+def tally_key(hunk: HunkState) -> TallyKey:
+    return hunk.status, hunk.landed, hunk.conflict is not None
+
+
 def in_review_order(hunks: Iterable[HunkState]) -> list[HunkState]:
     """Hunks as every list shows them, and as they are applied: by file, then by line."""
     return sorted(hunks, key=lambda h: (h.path, h.base_line))
@@ -212,12 +222,26 @@ class TaskState(Model):
     """LSNs of the notes dropped from `remarks` since the last checkpoint."""
     _notes: int = PrivateAttr(default=0)
     """How many notes `remarks` holds."""
+    _tally: dict[TallyKey, int] = PrivateAttr(default_factory=dict)
+    """The hunks by `tally_key`, kept as the fold moves them (add_hunk, set_status,
+    set_conflict, drop_superseded: the only ways a hunk's status or conflict change), so
+    counting a long task's hunks costs nothing; rebuilt from `hunks` by a load."""
+    _review: dict[str, None] = PrivateAttr(default_factory=dict)
+    """Hunks changed since `review_lsn` (an ordered set): what the store's review index
+    lacks of this state (review_index.py)."""
+    _review_lsn: int = PrivateAttr(default=0)
+    _indexed_lsn: int = PrivateAttr(default=-1)
+    """Where this state last reached the review index (-1: not since it was made or
+    loaded)."""
+    _writes_moved: bool = PrivateAttr(default=True)
+    """Effects or landings changed since the writes tally was last taken (review_index.py)."""
 
     def model_post_init(self, context: object) -> None:
         self.reindex()
 
     def reindex(self) -> None:
-        """Rebuild the indexes from `hunks` (after a load put the hunks in place)."""
+        """Rebuild the indexes and the tally from `hunks` (after a load put the hunks in
+        place)."""
         by_path: dict[str, dict[str, None]] = {}
         pending: dict[str, dict[str, None]] = {}
         for hunk in self.hunks.values():  # not through _index: a private attribute's
@@ -226,6 +250,15 @@ class TaskState(Model):
                 pending.setdefault(hunk.path, {})[hunk.id] = None
         self._by_path, self._pending = by_path, pending
         self._notes = sum(1 for r in self.remarks if r.kind == "note")
+        tally: dict[TallyKey, int] = {}
+        for hunk in self.hunks.values():
+            key = tally_key(hunk)
+            tally[key] = tally.get(key, 0) + 1
+        self._tally = tally
+        # A state just made or loaded knows no change before its own lsn: the record of
+        # hunk changes (`review_changes`) starts there.
+        self._review, self._review_lsn, self._writes_moved = {}, self.lsn, True
+        self._indexed_lsn = -1
 
     def add_remark(self, remark: Remark) -> None:
         """Append a remark; past NOTES_KEPT notes, the oldest note leaves (`notes_dropped`)."""
@@ -244,10 +277,11 @@ class TaskState(Model):
         whether a checkpoint of it was written a moment ago or not)."""
         if not isinstance(other, TaskState):
             return NotImplemented
-        return (self.__dict__, self._by_path, self._pending) == (
+        return (self.__dict__, self._by_path, self._pending, self._tally) == (
             other.__dict__,
             other._by_path,
             other._pending,
+            other._tally,
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -255,6 +289,14 @@ class TaskState(Model):
     def touch(self, field: str, key: str) -> None:
         """The fold changed the value at `self.<field>[key]` in place."""
         self._dirty.setdefault(field, {}).setdefault(key, False)
+        self._moved(field, key)
+
+    def _moved(self, field: str, key: str) -> None:
+        """Note a change for the review index (review_index.py), beside the checkpoint's."""
+        if field == "hunks":
+            self._review[key] = None
+        elif field in ("effects", "landings"):
+            self._writes_moved = True
 
     def put(self, field: str, key: str, value: Model) -> None:
         """`self.<field>[key] = value`, noted for the next checkpoint."""
@@ -266,6 +308,7 @@ class TaskState(Model):
             dirty.pop(key, None)
             dirty[key] = True
         target[key] = value
+        self._moved(field, key)
 
     def remove(self, field: str, key: str) -> None:
         """`del self.<field>[key]`, noted for the next checkpoint."""
@@ -273,6 +316,7 @@ class TaskState(Model):
         dirty = self._dirty.setdefault(field, {})
         dirty.pop(key, None)
         dirty[key] = True
+        self._moved(field, key)
 
     def dirty(self) -> tuple[dict[str, dict[str, bool]], list[int]]:
         """What changed since the last checkpoint (at `saved_lsn`): keys by field, and the
@@ -289,6 +333,36 @@ class TaskState(Model):
     def saved_lsn(self) -> int:
         """Where `dirty()` starts: the last checkpoint written or read (0: none)."""
         return self._saved_lsn
+
+    def review_changes(self) -> tuple[int, dict[str, None]]:
+        """Where the record of hunk changes starts (`review_lsn`), and the hunks changed
+        since (review_index.py)."""
+        return self._review_lsn, self._review
+
+    def mark_indexed(self) -> None:
+        """The review index holds this state's hunks now (or a later state's)."""
+        self._review = {}
+        self._review_lsn = self._indexed_lsn = self.lsn
+
+    @property
+    def indexed_lsn(self) -> int:
+        """Where this state last reached the review index (-1: not yet)."""
+        return self._indexed_lsn
+
+    def writes_moved(self) -> bool:
+        """Effects or landings changed since `took_writes` (review_index.py)."""
+        return self._writes_moved
+
+    def took_writes(self) -> None:
+        self._writes_moved = False
+
+    def _count(self, hunk: HunkState, by: int) -> None:
+        key = tally_key(hunk)
+        left = self._tally.get(key, 0) + by
+        if left:
+            self._tally[key] = left
+        else:
+            self._tally.pop(key, None)
 
     def _index(self, hunk: HunkState) -> None:
         self._by_path.setdefault(hunk.path, {})[hunk.id] = None
@@ -343,7 +417,9 @@ class TaskState(Model):
         old = self.hunks.get(hunk.id)
         if old is not None:
             self._unindex(old)
+            self._count(old, -1)
         self._index(hunk)
+        self._count(hunk, 1)
         self.put("hunks", hunk.id, hunk)
 
     def set_status(self, hunk: HunkState, status: HunkStatus) -> None:
@@ -353,7 +429,9 @@ class TaskState(Model):
         end, or a later proposal's `replaced` would list them in another order after a
         checkpoint than without one (invariant 1)."""
         was = hunk.status == HunkStatus.PENDING
+        self._count(hunk, -1)
         hunk.status = status
+        self._count(hunk, 1)
         if status == HunkStatus.PENDING and not was:
             self._pending[hunk.path] = {
                 i: None
@@ -367,10 +445,20 @@ class TaskState(Model):
                 self._pending.pop(hunk.path, None)
         self.touch("hunks", hunk.id)
 
+    def set_conflict(self, hunk: HunkState, conflict: str | None) -> None:
+        """The one way the fold sets or clears a hunk's conflict, so its count follows."""
+        if hunk.conflict == conflict:
+            return
+        self._count(hunk, -1)
+        hunk.conflict = conflict
+        self._count(hunk, 1)
+        self.touch("hunks", hunk.id)
+
     def drop_superseded(self, hunk: HunkState) -> None:
         """A pending hunk a newer proposal replaced: out of the state (see `hunks`), and
         its change with it once none of the change's hunks is left."""
         self._unindex(hunk)
+        self._count(hunk, -1)
         hunk.status = HunkStatus.SUPERSEDED
         self.remove("hunks", hunk.id)
         self.superseded += 1
@@ -386,11 +474,12 @@ class TaskState(Model):
     def hunk_counts(self) -> dict[HunkStatus, int]:
         """Hunks per review status, every status present (zeros too): what `baton
         status`, `list_tasks` and the editor's task view count."""
-        counts = dict.fromkeys(HunkStatus, 0)
-        for hunk in self.hunks.values():
-            counts[hunk.status] += 1
-        counts[HunkStatus.SUPERSEDED] += self.superseded
-        return counts
+        return counts_of(self._tally, self.superseded)
+
+    def tally(self) -> dict[TallyKey, int]:
+        """The hunks by status, landed and conflict (see `_tally`), without a pass over
+        them."""
+        return dict(self._tally)
 
     def to_write(self) -> list[HunkState]:
         """Hunks whose decision asks for a write that did not fail (see `wants_write`)."""
@@ -403,6 +492,16 @@ class TaskState(Model):
     def dangling_effects(self) -> list[EffectState]:
         """File writes planned and never settled (notifications are not retried)."""
         return [e for e in self.effects.values() if e.status == "intent" and e.kind == "apply"]
+
+
+def counts_of(tally: dict[TallyKey, int], superseded: int) -> dict[HunkStatus, int]:
+    """Hunks per review status, every status present (zeros too), from a tally: what
+    `baton status`, `list_tasks` and the editor's task view count."""
+    counts = dict.fromkeys(HunkStatus, 0)
+    for (status, _, _), n in tally.items():
+        counts[status] += n
+    counts[HunkStatus.SUPERSEDED] += superseded
+    return counts
 
 
 class HunkBody(Model):

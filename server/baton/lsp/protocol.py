@@ -7,13 +7,16 @@ and are validated here, so a wrong argument is a clear JSON-RPC error, never a c
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from baton.core.limits import MAX_FILE_BYTES
 from baton.core.ops import MAX_TEXT, HunkStatus
+from baton.core.paging import MAX_PAGE as MAX_PAGE  # the pages' bounds and cursor: one
+from baton.core.paging import PAGE as PAGE  # definition for every face (core/paging.py)
+from baton.core.paging import Cursor, decode_cursor
+from baton.core.paging import encode_cursor as encode_cursor
 
 PROTOCOL_VERSION = 2
 """2: `baton/didChangeState` names only the tasks that changed (1: every task)."""
@@ -118,20 +121,9 @@ class ScopeArgs(Args):
     comment: str = Field(default="", max_length=MAX_TEXT)
 
 
-PAGE = 100
-"""Hunks in a page of `baton/task` when the caller asks for pages without a `limit`."""
-MAX_PAGE = 1000
-"""The largest `limit`: a page is what one answer can carry cheaply, not the task."""
-
-
 LiveStatus = Literal["pending", "accepted", "rejected", "applied", "undone"]
 """The stored statuses a `baton/task` page can list (superseded hunks it never lists)."""
 LIVE = get_args(LiveStatus)
-
-Cursor = tuple[str, int, str]
-"""Where a page of `baton/task` ends: the last hunk's (path, base line, id), the order
-pages list hunks in. A position, not an offset, so it stays valid while hunks are
-reviewed, proposed or replaced between two pages."""
 
 
 class TaskArgs(Args):
@@ -158,17 +150,7 @@ class TaskArgs(Args):
         well-formed position is taken: it names a place in the order, hunk or no hunk."""
         if self.after is None:
             return None
-        try:
-            path, line, hunk_id = json.loads(self.after)
-        except (ValueError, TypeError):
-            raise ValueError(f"bad cursor {self.after!r}: pass the `next` of a page") from None
-        if not (isinstance(path, str) and type(line) is int and isinstance(hunk_id, str)):
-            raise ValueError(f"bad cursor {self.after!r}: pass the `next` of a page")
-        return path, line, hunk_id
-
-
-def encode_cursor(cursor: Cursor) -> str:
-    return json.dumps(list(cursor), separators=(",", ":"), ensure_ascii=False)
+        return decode_cursor(self.after)[1]
 
 
 class HunkView(BaseModel):

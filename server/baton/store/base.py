@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from baton.core.ops import UNFENCED_KINDS, Model, Op, OpKind, TaskFinished
-from baton.core.state import TaskInfo
+from baton.core.paging import Cursor
+from baton.core.review_index import IndexHead, IndexWrite, Written
+from baton.core.state import TallyKey, TaskInfo
 
 
 class StoreError(Exception):
@@ -253,10 +255,40 @@ class Store(Health, Protocol):
 
     async def delete_checkpoints(self) -> int: ...
 
+    # --- the review index (core/review_index.py) ----------------------------------------------
+
+    async def review_heads(self) -> list[IndexHead]:
+        """Every task's review index in this Baton's format: its lsn and summary."""
+        ...
+
+    async def write_review(self, write: IndexWrite) -> Written:
+        """Bring a task's index to `write.lsn`, under the task's lock: skipped if it is
+        there or later already ("ahead"), refused if it is absent or older than
+        `write.base` and the write is not whole ("whole needed")."""
+        ...
+
+    async def review_page(
+        self,
+        task_id: str,
+        after: Cursor | None,
+        limit: int,
+        keys: frozenset[TallyKey] | None = None,
+        path: str | None = None,
+    ) -> tuple[list[str], int]:
+        """The indexed hunks (their JSON) of the task past `after` in page order
+        (`state.page_key`), up to `limit`, with one of `keys` (None: any) and on `path`
+        (None: any); and how many more match after them. One snapshot for both."""
+        ...
+
+    async def delete_review(self) -> int:
+        """Drop every task's index (a cache: readers fold and write it anew)."""
+        ...
+
     # --- repair and integrity ---------------------------------------------------------
 
     async def set_aside(self, lsn: int, reason: str) -> None:
-        """Move an op out of the log, whole, into a table beside it (`baton repair`)."""
+        """Move an op out of the log, whole, into a table beside it (`baton repair`); the
+        task's checkpoints from there on and its review index go with it."""
         ...
 
     async def put_back(self, lsn: int) -> None: ...

@@ -26,6 +26,7 @@ from baton.core.checkpoints import Damaged
 from baton.core.fold import apply_or_note
 from baton.core.hashing import digest
 from baton.core.ops import Op, StepSet, StepStatus
+from baton.core.review_index import MOVES_REVIEW, WriteTally, index_write, whole_write, writes_of
 from baton.core.state import TaskState
 from baton.faults import crash_point
 from baton.store import (
@@ -126,6 +127,8 @@ class Workspace:
         self._generation = store.generation
         self._unsaved: defaultdict[str, int] = defaultdict(int)
         """Ops folded into the cached state since its last checkpoint was read or written."""
+        self._writes: dict[str, WriteTally] = {}
+        """Each task's WriteTally as last taken (`writes`)."""
         self._checkout: Checkout | None = None
 
     @property
@@ -186,17 +189,24 @@ class Workspace:
         crash_point("append.after")
         self._unsaved[op.task_id] += 1
         state = self._states.get(op.task_id)
-        if (
+        folded = (
             state is not None
             and stored.lsn == state.lsn + 1
             and self._generation == self.store.generation
-        ):
+        )
+        if state is not None and folded:
             # Nothing lies between the cached state and the op: fold it now, from the
             # payload in hand, instead of reading it back and parsing it at the next
             # `state()` (at the next checkpoint for a writer that never asks). Any other
             # op (another writer's in between, a replayed key's older entry) is left to
             # the lazy catch-up, as before.
             apply_or_note(state, stored)
+        if op.kind in MOVES_REVIEW and state is not None:
+            # What it moved goes to the review index now, so that a reader finds it there
+            # (core/review_index.py): a writer that holds the task's state folds it anyway. One
+            # without it (none does: each kind here is recorded after a look at the state)
+            # leaves the index behind, and the next reader folds and writes it.
+            await self.index(state if folded else await self.state(op.task_id))
         step_done = isinstance(op.payload, StepSet) and op.payload.status == StepStatus.DONE
         if step_done or self._unsaved[op.task_id] >= self.checkpoint_every:
             await self.checkpoint(op.task_id)
@@ -302,6 +312,50 @@ class Workspace:
         state.mark_saved()
         self._unsaved[task_id] = 0
         await self.store.write_checkpoint(cp, keep_from=keep_from)
+        # The index too, whatever moved: a reader then takes it without a long run of
+        # steps and notes to read behind it (core/review_index.py).
+        await self.index(state, force=True)
+
+    def cached(self, task_id: str) -> bool:
+        """Whether this process holds the task's state (bringing it up to date costs
+        what happened since, not the task)."""
+        return task_id in self._states and self._generation == self.store.generation
+
+    def writes(self, state: TaskState) -> WriteTally:
+        """The task's WriteTally, taken again only when an effect or a landing moved."""
+        known = self._writes.get(state.task_id)
+        if known is None or state.writes_moved():
+            known = self._writes[state.task_id] = writes_of(state)
+            state.took_writes()
+        return known
+
+    async def index(self, state: TaskState, *, force: bool = False) -> bool:
+        """Bring the store's review index to `state` (core/review_index.py): what changed since
+        the index last heard from this state, or all of it when the index is absent or
+        older than that; with `force`, its lsn even when nothing of it moved. Whether the
+        index holds the state's hunks now. Only a cache: a failure is logged."""
+        if state.unreadable or self.store.read_only:
+            return False  # see TaskState.unreadable: such a task is folded by each reader
+        _, changed = state.review_changes()
+        quiet = not changed and not state.writes_moved() and state.indexed_lsn >= 0
+        if quiet and (not force or state.indexed_lsn == state.lsn):
+            return True  # nothing of it moved since the index last heard from this state
+        writes = self.writes(state)
+        write = index_write(state, writes)
+        # Before the write's await, as `_save` marks: changes folded in meanwhile are the
+        # next write's; should this one fail, the next finds the index behind its base and
+        # writes it whole.
+        state.mark_indexed()
+        try:
+            got = await self.store.write_review(write)
+            if got == "whole needed":
+                whole = whole_write(state, self.writes(state))
+                state.mark_indexed()
+                got = await self.store.write_review(whole)
+        except StoreError as e:
+            log.info("could not write the review index of %s: %s", state.task_id, e)
+            return False
+        return got != "whole needed"
 
     async def task_ids(self) -> list[str]:
         return [t.task_id for t in await self.store.tasks()]
@@ -310,3 +364,4 @@ class Workspace:
         """Drop the cache (tests and tools that want a cold recovery)."""
         self._states.pop(task_id, None)
         self._unsaved.pop(task_id, None)
+        self._writes.pop(task_id, None)

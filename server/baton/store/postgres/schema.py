@@ -38,6 +38,10 @@ Differences from SQLite's schema, each for a reason:
   that may read ops (`SELECT`) or insert them (`USAGE` too); `baton.listened(ws)`, the
   registration read with a snapshot of its own (store/postgres/feed.py). `workspaces.last_lsn` is no
   longer kept by appends.
+* v8: the review index (core/review_index.py; SQLite's v3), a cache like checkpoints: each
+  task's summary and its live hunks in page order, paths and ids `COLLATE "C"`
+  (store/postgres/review_index.py says why), granted to the roles that hold checkpoints. Empty
+  after the upgrade: each task's is written the first time a reader folds it.
 """
 
 from __future__ import annotations
@@ -209,6 +213,42 @@ MIGRATIONS: tuple[str, ...] = (
             EXECUTE format(
                 'GRANT %s ON SEQUENCE baton.lsn TO %s',
                 CASE WHEN r.appends THEN 'USAGE, SELECT' ELSE 'SELECT' END,
+                CASE WHEN r.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r.grantee) END
+            );
+        END LOOP;
+    END $$
+    """,
+    """
+    CREATE TABLE baton.review_tasks(
+        ws      text NOT NULL,
+        task_id text NOT NULL,
+        lsn     bigint NOT NULL,
+        format  integer NOT NULL,
+        summary text NOT NULL,
+        PRIMARY KEY (ws, task_id)
+    );
+    CREATE TABLE baton.review_hunks(
+        ws        text NOT NULL,
+        task_id   text NOT NULL,
+        hunk_id   text COLLATE "C" NOT NULL,
+        path      text COLLATE "C" NOT NULL,
+        base_line bigint NOT NULL,
+        status    text NOT NULL,
+        landed    boolean NOT NULL,
+        conflict  boolean NOT NULL,
+        data      text NOT NULL,
+        PRIMARY KEY (ws, task_id, hunk_id)
+    );
+    CREATE INDEX review_hunks_in_order ON baton.review_hunks(ws, task_id, path, base_line, hunk_id);
+    DO $$ DECLARE r record; BEGIN  -- who may read and write checkpoints, the same here
+        FOR r IN SELECT grantee, string_agg(privilege_type, ', ') AS privileges
+                 FROM information_schema.table_privileges
+                 WHERE table_schema = 'baton' AND table_name = 'checkpoints'
+                   AND grantee <> current_user
+                 GROUP BY grantee LOOP
+            EXECUTE format(
+                'GRANT %s ON baton.review_tasks, baton.review_hunks TO %s',
+                r.privileges,
                 CASE WHEN r.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r.grantee) END
             );
         END LOOP;

@@ -80,7 +80,9 @@ from psycopg_pool import AsyncConnectionPool
 from baton.core.hashing import digest
 from baton.core.limits import InvalidInput, lease_seconds
 from baton.core.ops import Op, TaskClaimed, TaskCreated, TaskFinished
-from baton.core.state import TaskInfo
+from baton.core.paging import Cursor
+from baton.core.review_index import IndexHead, IndexWrite, Written
+from baton.core.state import TallyKey, TaskInfo
 from baton.store.base import (
     BlobMissing,
     CheckpointHead,
@@ -97,6 +99,7 @@ from baton.store.sqlite.transport import busy_timeout_default
 
 from . import blobs as pg_blobs
 from . import checkpoints as pg_checkpoints
+from . import review_index as pg_review
 from . import schema as pg_schema
 from .append import Refused, explain_refusal, with_blobs
 from .connect import (
@@ -525,6 +528,29 @@ class PostgresStore:
     async def delete_checkpoints(self) -> int:
         return await self._transaction(lambda c: pg_checkpoints.delete_all(c, self.workspace))
 
+    # --- the review index -------------------------------------------------------------
+
+    async def review_heads(self) -> list[IndexHead]:
+        return await self._read(lambda c: pg_review.heads(c, self.workspace))
+
+    async def write_review(self, write: IndexWrite) -> Written:
+        return await self._transaction(lambda c: pg_review.write(c, self.workspace, write))
+
+    async def review_page(
+        self,
+        task_id: str,
+        after: Cursor | None,
+        limit: int,
+        keys: frozenset[TallyKey] | None = None,
+        path: str | None = None,
+    ) -> tuple[list[str], int]:
+        return await self._transaction(
+            lambda c: pg_review.page(c, self.workspace, task_id, after, limit, keys, path)
+        )
+
+    async def delete_review(self) -> int:
+        return await self._transaction(lambda c: pg_review.drop(c, self.workspace))
+
     # --- repair -----------------------------------------------------------------------
 
     async def set_aside(self, lsn: int, reason: str) -> None:
@@ -588,11 +614,14 @@ class PostgresStore:
         )
 
     async def _drop_checkpoints_from(self, conn: Conn, task_id: str, lsn: int) -> None:
+        """What was folded with the op (or, put back, without it) goes: the checkpoints
+        from its lsn on, and the task's review index."""
         await conn.execute(
             "DELETE FROM baton.checkpoints WHERE ws = %(ws)s AND task_id = %(task)s "
             "AND lsn >= %(lsn)s",
             {"ws": self.workspace, "task": task_id, "lsn": lsn},
         )
+        await pg_review.drop(conn, self.workspace, task_id)
 
     async def set_aside_ops(self) -> list[SetAside]:
         rows = await self._rows(

@@ -69,6 +69,29 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY(task_id, lsn)
     );
     """,
+    # v3: the review index (core/review_index.py), a cache like checkpoints: what `baton status`
+    # and a page of `baton hunks` read instead of folding a long task. Empty after the
+    # upgrade: each task's is written the first time a reader folds it.
+    """
+    CREATE TABLE review_tasks(
+        task_id TEXT PRIMARY KEY,
+        lsn     INTEGER NOT NULL,
+        format  INTEGER NOT NULL,
+        summary TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE review_hunks(
+        task_id   TEXT NOT NULL,
+        hunk_id   TEXT NOT NULL,
+        path      TEXT NOT NULL,
+        base_line INTEGER NOT NULL,
+        status    TEXT NOT NULL,
+        landed    INTEGER NOT NULL,
+        conflict  INTEGER NOT NULL,
+        data      TEXT NOT NULL,
+        PRIMARY KEY(task_id, hunk_id)
+    );
+    CREATE INDEX review_hunks_in_order ON review_hunks(task_id, path, base_line, hunk_id);
+    """,
 )
 
 # Made by the first `baton repair --set-aside`, not by a migration: a workspace that never

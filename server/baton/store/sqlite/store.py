@@ -51,7 +51,9 @@ from baton.core.checkpoints import HEAD_BYTES
 from baton.core.hashing import digest
 from baton.core.limits import MAX_TTL, InvalidInput, lease_seconds
 from baton.core.ops import Op, OpKind, TaskClaimed, TaskCreated, TaskFinished, TaskReleased
-from baton.core.state import TaskInfo
+from baton.core.paging import Cursor
+from baton.core.review_index import IndexHead, IndexWrite, Written
+from baton.core.state import TallyKey, TaskInfo
 from baton.store.base import (
     BlobMissing,
     CheckpointHead,
@@ -65,7 +67,7 @@ from baton.store.base import (
 )
 from baton.store.rows import OP_COLUMNS, TASK_COLUMNS, check_payload, row_to_op, task_info
 
-from . import leases
+from . import leases, review_index
 from .append import PUT_BLOB, append_op
 from .connect import connect, explain, identity, writable
 from .schema import SET_ASIDE_TABLE, create_database, moved_to, prepare_directory, private_file
@@ -512,6 +514,27 @@ class SqliteStore:
 
         return await self._run(body)
 
+    # --- the review index -------------------------------------------------------------
+
+    async def review_heads(self) -> list[IndexHead]:
+        return [review_index.head_of(r) for r in await self._run(review_index.heads)]
+
+    async def write_review(self, write: IndexWrite) -> Written:
+        return await self._run(review_index.write_lazily, write)
+
+    async def review_page(
+        self,
+        task_id: str,
+        after: Cursor | None,
+        limit: int,
+        keys: frozenset[TallyKey] | None = None,
+        path: str | None = None,
+    ) -> tuple[list[str], int]:
+        return await self._run(review_index.page, task_id, after, limit, keys, path)
+
+    async def delete_review(self) -> int:
+        return await self._run(transaction, review_index.drop)
+
     # --- repair -----------------------------------------------------------------------
 
     async def set_aside(self, lsn: int, reason: str) -> None:
@@ -532,6 +555,9 @@ class SqliteStore:
             )
             db.execute("DELETE FROM ops WHERE lsn = ?", (lsn,))
             db.execute("DELETE FROM checkpoints WHERE task_id = ? AND lsn >= ?", (row[2], lsn))
+            review_index.drop(
+                db, row[2]
+            )  # folded with the op: it may not say what the log says now
 
         await self._run(transaction, body)
 
@@ -550,6 +576,7 @@ class SqliteStore:
             db.execute(f"INSERT INTO ops({OP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
             db.execute("DELETE FROM set_aside WHERE lsn = ?", (lsn,))
             db.execute("DELETE FROM checkpoints WHERE task_id = ? AND lsn >= ?", (row[2], lsn))
+            review_index.drop(db, row[2])  # the op is back below the index's lsn, which lacks it
 
         await self._run(transaction, body)
 
