@@ -7,7 +7,8 @@ Two parts, both on real processes:
    (new files and one overwrite) and Bash (`sed -i`, `ls`) — on a small project (a git
    repository, committed, `files` files) in three configurations: Baton's hooks, as
    `baton init claude-code` installs them in that copy (so whatever command and transport
-   it writes is what is measured; it also adds the `baton mcp` server to .mcp.json); the
+   it writes is what is measured; before issue 23 that included the `baton mcp` server,
+   now opt-in, `--mcp`: bench/setup_cost.py measures what it adds); the
    same hook entries (events, matchers, timeouts copied from what `baton init` wrote) with
    the command `true` (the floor: what any command hook costs); and no hooks. Each run
    gets a fresh copy of the project; the configurations are interleaved, rotating who goes
