@@ -7,7 +7,8 @@ Two parts, both on real processes:
    (new files and one overwrite) and Bash (`sed -i`, `ls`) — on a small project (a git
    repository, committed, `files` files) in three configurations: Baton's hooks, as
    `baton init claude-code` installs them in that copy (so whatever command and transport
-   it writes is what is measured; it also adds the `baton mcp` server to .mcp.json); the
+   it writes is what is measured; before issue 23 that included the `baton mcp` server,
+   now opt-in, `--mcp`: bench/setup_cost.py measures what it adds); the
    same hook entries (events, matchers, timeouts copied from what `baton init` wrote) with
    the command `true` (the floor: what any command hook costs); and no hooks. Each run
    gets a fresh copy of the project; the configurations are interleaved, rotating who goes
@@ -158,6 +159,10 @@ def script(root: Path) -> tuple[list[TurnLike], list[str]]:
 
 
 def baton_init(root: Path) -> None:
+    """In a HOME beside the copy (the session's, as Claude Code gets it): in a git work
+    tree `init` may add a rule to the global git excludes file, never the machine's here."""
+    home = root.parent / "home"
+    home.mkdir(exist_ok=True)
     done = subprocess.run(
         [sys.executable, "-m", "baton", "init", "claude-code"],
         cwd=root,
@@ -165,6 +170,7 @@ def baton_init(root: Path) -> None:
         text=True,
         timeout=120,
         check=False,
+        env={**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": ""},
     )
     if done.returncode != 0:
         raise RuntimeError(f"baton init claude-code failed: {done.stderr.strip()}")
@@ -391,9 +397,20 @@ def effect(name: str, root: Path) -> None:
         (root / "notes.txt").write_text(NOTES.replace("beta", "gamma"))
 
 
+def settings_env(root: Path) -> dict[str, str]:
+    """The `env` of the project's settings files, which Claude Code sets for its hooks
+    (`baton init` names this machine's Baton in settings.local.json)."""
+    env: dict[str, str] = {}
+    for name in ("settings.json", "settings.local.json"):
+        with contextlib.suppress(OSError, ValueError):
+            env |= json.loads((root / ".claude" / name).read_text()).get("env", {})
+    return env
+
+
 def timed(command: str, root: Path, stdin: bytes = b"", env: dict[str, str] | None = None) -> int:
     """One run of `sh -c COMMAND` in `root`, as Claude Code runs a hook; ns."""
-    environment = {**os.environ, "CLAUDE_PROJECT_DIR": str(root), **(env or {})}
+    environment = {**os.environ, **settings_env(root), "CLAUDE_PROJECT_DIR": str(root)}
+    environment |= env or {}
     t0 = time.perf_counter_ns()
     subprocess.run(
         ["/bin/sh", "-c", command],

@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -165,7 +164,10 @@ def hook_workspace(root: Path, env: dict[str, str]) -> tuple[list[str], str]:
     root.mkdir(parents=True)
     hooks.effect("SessionStart.startup", root)
     hooks.baton_init(root)
-    command = shlex.split(hooks.installed_commands(hooks.settings_of(root))[0])
+    # What the installed command execs on this machine (settings.local.json names it):
+    # the same process as before init moved the paths there, without the `sh -c` around it.
+    here = hooks.settings_env(root)
+    command = [here["BATON_CLAUDE_PYTHON"], "-S", here["BATON_CLAUDE_HOOK"], "claude-code"]
     sid = str(uuid.uuid4())
     for name in ("SessionStart.startup", "UserPromptSubmit"):
         subprocess.run(

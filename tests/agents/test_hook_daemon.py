@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from baton.adapters.daemon import hook_client as hookclient
 from baton.adapters.daemon import wire
+from baton.workspace.workspace import SAVE_AT_CLOSE
 from tests.conftest import until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,3 +136,41 @@ async def test_a_daemon_of_another_version_steps_aside(tmp_path: Path) -> None:
     finally:
         hookclient.__version__ = old
     await until(lambda: daemon_pid(root) != pid, timeout=30)  # it left
+
+
+def exited(pid: int, timeout: float) -> bool:
+    """Whether process `pid` (not a child of ours: the daemon is detached) exited within
+    `timeout`: its pidfd becomes readable at its exit, an event, not a poll."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("deleted", ["workspace", ".baton"])
+def test_a_deleted_workspace_is_not_brought_back_by_its_daemon(
+    tmp_path: Path, deleted: str
+) -> None:
+    """`rm -rf` of the project while its daemon idles after a session (or `git clean
+    -fdx`, which takes `.baton/`): the daemon leaves, and neither it nor the checkpoint it
+    would save at its exit puts anything back — `rm -rf` succeeds, the path stays free."""
+    root = workspace(tmp_path, "ws")
+    first, pre, post = session(root, "s4")
+    hook(root, first)
+    for n in range(SAVE_AT_CLOSE):  # enough unsaved ops for a checkpoint at its exit
+        tool = {"file_path": str(root / "f.py"), "content": f"x = {n}\n"}
+        hook(root, {**pre, "tool_use_id": f"t{n}", "tool_input": tool})
+        (root / "f.py").write_text(f"x = {n}\n")
+        hook(root, {**post, "tool_use_id": f"t{n}", "tool_input": tool})
+    pid = daemon_pid(root)
+    assert pid is not None
+    gone = root if deleted == "workspace" else root / ".baton"
+    shutil.rmtree(gone)  # raises "Directory not empty" if a write races it
+    assert exited(pid, timeout=30)
+    assert not gone.exists()
+    if deleted == ".baton":
+        assert sorted(p.name for p in root.iterdir()) == ["f.py"]

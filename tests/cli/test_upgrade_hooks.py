@@ -4,7 +4,9 @@ arranged in folders (fixtures/, made by that version's `init`), names the hook s
 by path, and that command, run as Claude Code runs it, still records every event.
 
 Only the interpreter and the package's folder are put in (where an upgrade in place
-leaves them); the rest of the file is byte for byte what that `init` wrote."""
+leaves them); the rest of the file is byte for byte what that `init` wrote. Today's
+`init`, run again there, moves those entries to the portable form (and the MCP server,
+opt-in now, out), and recording goes on."""
 
 from __future__ import annotations
 
@@ -44,10 +46,18 @@ def command_for(settings: dict[str, object], event: str) -> str:
     return str(hook["command"])
 
 
-def run_hook(root: Path, command: str, event: dict[str, object], daemon: bool) -> str:
-    """The hook as Claude Code runs it: its command line in a shell, the event on stdin."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BATON_")}
-    env |= {"CLAUDE_PROJECT_DIR": str(root), "BATON_HOOK_DAEMON": "1" if daemon else "0"}
+def run_hook(
+    root: Path,
+    command: str,
+    event: dict[str, object],
+    daemon: bool,
+    env: dict[str, str] | None = None,
+) -> str:
+    """The hook as Claude Code runs it: its command line in a shell, the event on stdin,
+    the settings' `env` set."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BATON_")}
+    environ |= {"CLAUDE_PROJECT_DIR": str(root), "BATON_HOOK_DAEMON": "1" if daemon else "0"}
+    environ |= env or {}
     done = subprocess.run(
         command,
         shell=True,
@@ -55,7 +65,7 @@ def run_hook(root: Path, command: str, event: dict[str, object], daemon: bool) -
         capture_output=True,
         text=True,
         cwd=root,
-        env=env,
+        env=environ,
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
@@ -64,7 +74,6 @@ def run_hook(root: Path, command: str, event: dict[str, object], daemon: bool) -
 
 def test_the_hooks_an_earlier_init_wrote_still_record(tmp_path: Path) -> None:
     settings = installed_earlier(tmp_path)
-    before = (tmp_path / ".claude" / "settings.json").read_bytes()
     (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     for i, (name, event) in enumerate(
         [
@@ -92,7 +101,9 @@ def test_the_hooks_an_earlier_init_wrote_still_record(tmp_path: Path) -> None:
         return [(h.path, h.status) for h in state.hunks.values() if h.landed]
 
     assert asyncio.run(landed()) == [("calc.py", HunkStatus.PENDING)]
-    # Today's `init` recognises those entries as its own: nothing to change.
+    # Today's `init` recognises those entries as its own and moves them: portable
+    # commands in settings.json, this machine's paths in settings.local.json, and the MCP
+    # server (opt-in now) out; the user's bytes untouched, the record going on.
     again = subprocess.run(
         [sys.executable, "-m", "baton", "init", "claude-code", "-w", str(tmp_path)],
         capture_output=True,
@@ -100,4 +111,16 @@ def test_the_hooks_an_earlier_init_wrote_still_record(tmp_path: Path) -> None:
         timeout=60,
     )
     assert again.returncode == 0, again.stderr
-    assert (tmp_path / ".claude" / "settings.json").read_bytes() == before
+    assert "MCP server removed" in again.stdout
+    assert not (tmp_path / ".mcp.json").exists()  # it held only Baton's server
+    moved: dict[str, object] = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert "enabledMcpjsonServers" not in moved and sys.executable not in json.dumps(moved)
+    local = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
+    resumed = run_hook(
+        tmp_path,
+        command_for(moved, "SessionStart"),
+        fixture("SessionStart.startup", tmp_path, session_id="after"),
+        daemon=True,
+        env=local["env"],
+    )
+    assert "calc.py" in json.loads(resumed)["hookSpecificOutput"]["additionalContext"]

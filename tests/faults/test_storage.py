@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from baton.api.worker import Worker
+from baton.store import StoreDeleted
 
 from .readonly import read_only
 
@@ -185,6 +186,7 @@ LEAVE_A_WAL = """
 import asyncio, os, sys
 from pathlib import Path
 from baton.api.worker import Worker
+from baton.store import StoreDeleted
 async def main(root):
     worker = await Worker.open(Path(root), worker_id="w2", ttl=60)
     task = await worker.begin("Later", task_id="later")
@@ -249,3 +251,21 @@ async def test_a_deleted_baton_folder_is_put_back_by_a_running_worker(tmp_path: 
     assert [s for _, s in hunk_states(tmp_path)] == ["accepted"]
     assert not list(db.parent.glob("*.rescued-*"))
     assert baton(tmp_path, "check").returncode == 0
+
+
+async def test_a_deleted_project_is_not_brought_back_by_a_running_worker(tmp_path: Path) -> None:
+    """`.baton/` alone is put back (above); the whole project deleted is the developer's
+    decision: no folder is recreated, and every write after says why it failed."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    async with await Worker.open(root, worker_id="w", ttl=60) as worker:
+        task = await worker.begin("Outlived", task_id="t")
+        await task.propose("a.py", "x = 2\n")
+        shutil.rmtree(root)  # `rm -rf` of the project while the agent works
+        for _ in range(2):
+            with pytest.raises(StoreDeleted) as caught:
+                await task.remark("note", "after")
+            assert "deleted while in use" in str(caught.value)
+        task.stop_heartbeat()
+    assert not root.exists()

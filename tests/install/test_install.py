@@ -396,19 +396,24 @@ def test_pipx_install_puts_baton_on_path(pipx_tool: Tool) -> None:
 
 
 def test_the_tool_s_claude_code_hooks_run_outside_the_clone(uv_tool: Tool) -> None:
-    """`baton init claude-code` with the installed tool writes hooks that run its own
-    interpreter and script (`python -S …/baton/hook.py`), and they work from there: the
-    first event handled in the hook's process, the next through the daemon it started."""
+    """`baton init claude-code` with the installed tool: the committed settings.json names
+    no path of this machine; settings.local.json names the tool's own interpreter and
+    script (`python -S …/baton/hook.py`), and the hooks work from there — the first event
+    handled in the hook's process, the next through the daemon it started. A copy of the
+    project without settings.local.json (a teammate's clone) runs `baton` from PATH."""
     root = uv_tool.outside / "claude"
     root.mkdir()
     uv_tool.baton("init", "claude-code", cwd=root)
     settings = json.loads((root / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    assert command.startswith(str(uv_tool.python)) and " -S " in command
-    assert not Path(command.split()[2]).resolve().is_relative_to(REPO)
+    assert str(uv_tool.python) not in command and str(REPO) not in command
+    local = json.loads((root / ".claude" / "settings.local.json").read_text())["env"]
+    assert Path(local["BATON_CLAUDE_PYTHON"]) == uv_tool.python
+    assert not Path(local["BATON_CLAUDE_HOOK"]).resolve().is_relative_to(REPO)
     event = {"session_id": "s", "cwd": str(root), "hook_event_name": "SessionStart"}
-    for _ in range(2):  # without, then (most likely) with the daemon: the same answer
-        out = run(["sh", "-c", command], cwd=root, env=uv_tool.env, stdin=json.dumps(event))
+    for env in (uv_tool.env | local, uv_tool.env | local, uv_tool.env):
+        # without, then (most likely) with the daemon; then as a clone: `baton` on PATH
+        out = run(["sh", "-c", command], cwd=root, env=env, stdin=json.dumps(event))
         told = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         assert told.startswith("Baton records this session")
     (root / ".baton" / "hooks.sock").unlink(missing_ok=True)  # its daemon leaves

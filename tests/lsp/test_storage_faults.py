@@ -1,6 +1,6 @@
 """Storage faults seen from the editor: one clear message, the server stays up, and no
-decision is lost — a read-only database, a lock held past the busy timeout, and `.baton/`
-deleted while the server has it open."""
+decision is lost — a read-only database, a lock held past the busy timeout — and `.baton/`
+or the whole workspace deleted while the server has it open: said, and left deleted."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
+from baton.api.worker import Worker
 from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 
 from ..faults.readonly import read_only
-from .conftest import Editor, start_editor, stop_editor
+from .conftest import CALC, Editor, start_editor, stop_editor
 
 CAPS = client_capabilities("visual-studio-code")
 
@@ -81,27 +82,43 @@ async def test_a_lock_past_the_busy_timeout_fails_one_accept_not_the_server(
     )
 
 
-async def test_a_deleted_baton_folder_is_put_back_and_keeps_every_decision(seeded: Path) -> None:
+@pytest.mark.parametrize("deleted", ["workspace", ".baton"])
+async def test_a_deleted_workspace_is_said_and_never_brought_back(
+    seeded: Path, deleted: str
+) -> None:
+    """`rm -rf` of the project (or `git clean -fdx`, which takes `.baton/`) with the editor
+    open: one warning, its diagnostics go, the server keeps serving, and nothing of the
+    workspace is recreated — not by the live poll, a command, a refresh, nor the shutdown."""
     editor = await start_editor(seeded, CAPS)
     uri, hunk = await first_hunk(editor)
     await editor.command("baton.reject", {"hunkId": hunk, "comment": "not this one"})
-    shutil.rmtree(seeded / ".baton")  # `git clean -fdx` with the editor open
+    gone = seeded if deleted == "workspace" else seeded / ".baton"
+    shutil.rmtree(gone)  # raises if a write of the server's kept it from going
     said = await editor.until(lambda: [w for w in warnings(editor) if "deleted while in use" in w])
-    assert "nothing lost" in said[0]
-    assert (seeded / ".baton" / "baton.db").exists()
-    diags = editor.diagnostics(uri)
-    second = next(str(d.data["hunkId"]) for d in diags if d.data["hunkId"] != hunk)
-    await editor.command("baton.accept", {"hunkId": second})  # lands in the restored file
-    await editor.until(
-        lambda: any(
-            d.data["hunkId"] == second and d.data["status"] != "pending"
-            for d in editor.diagnostics(uri)
-        )
-    )
+    assert "leaves it deleted" in said[0] and "no longer shown" in said[0]
+    await editor.until(lambda: editor.diagnostics(uri) == [])
+    with pytest.raises(JsonRpcException) as caught:  # its hunks went with it
+        await editor.command("baton.accept", {"hunkId": hunk})
+    assert "no hunk" in caught.value.message
+    await editor.command("baton.refresh")  # a discovery: the folder has no database
+    assert (await editor.raw("baton/tasks", {})).tasks == []
     await stop_editor(editor)
-    assert sorted(await statuses(seeded)) == sorted(
-        [HunkStatus.REJECTED, HunkStatus.ACCEPTED, HunkStatus.PENDING]
-    )
+    assert not gone.exists()
+    assert editor.client._server is not None and editor.client._server.returncode == 0
+
+
+async def test_a_new_database_after_a_deletion_is_opened_as_it_appears(seeded: Path) -> None:
+    editor = await start_editor(seeded, CAPS)
+    await first_hunk(editor)
+    shutil.rmtree(seeded / ".baton")
+    await editor.until(lambda: [w for w in warnings(editor) if "deleted while in use" in w])
+    async with await Worker.open(seeded, worker_id="next", ttl=60) as worker:  # a new session
+        task = await worker.begin("Start over", task_id="again")
+        await task.propose("calc.py", CALC.replace("return 1\n", "return 10\n"))
+    uri = editor.uri("calc.py")
+    diags = await editor.until(lambda: editor.diagnostics(uri))
+    assert [d.data["taskId"] for d in diags] == ["again"]
+    await stop_editor(editor)
 
 
 def file_size_capped(limit: int) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from baton.core.keys import derive
 from baton.core.limits import InvalidInput
+from baton.store import StoreDeleted
 from baton.workspace.workspace import Workspace, find_root
 
 from .daemon.wire import MAX_INPUT
@@ -101,7 +102,10 @@ def _failed(root: Path | None, event: dict[str, Any], error: Exception) -> str:
     folder = root / ".baton"
     session = str(event.get("session_id", ""))[:200]
     try:
-        folder.mkdir(mode=0o700, exist_ok=True)
+        if isinstance(error, StoreDeleted) or not folder.is_dir():
+            # Deleted under a session (`rm -rf`, `git clean -fdx`): a log written now would
+            # bring the folder back, or keep the `rm -rf` under way from removing it.
+            raise FileNotFoundError(folder)
         with open(folder / "hooks.log", "a", encoding="utf-8") as f:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {where}: {line}\n")
             if not isinstance(error, InvalidInput):

@@ -281,7 +281,7 @@ async def cmd_init(args: argparse.Namespace) -> None:
 
     if args.gate or args.remove:  # checked (and saved) before anything else changes
         gates.save(root, [] if args.remove else [*gates.load(root), *args.gate])
-    changed = init(root, remove=args.remove)
+    changed = init(root, remove=args.remove, mcp=args.mcp)
     if args.gate:
         changed.append(Changed(root / ".baton" / gates.FILE, "gated: " + ", ".join(args.gate)))
     emit(

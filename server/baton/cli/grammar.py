@@ -274,6 +274,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.add_argument("product", choices=["claude-code"])
         s.add_argument("--remove", action="store_true", help="take exactly Baton's entries out")
         s.add_argument(
+            "--mcp",
+            action="store_true",
+            help="also offer the model Baton's MCP tools (propose-first; slower session start)",
+        )
+        s.add_argument(
             "--gate",
             action="append",
             default=[],

@@ -32,7 +32,7 @@ from baton.core.state import EffectState, HunkState, TaskState
 from baton.effects.apply import apply_hunk, settle
 from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task
-from baton.store import NewOp, OpConflict, StoreError
+from baton.store import NewOp, OpConflict, StoreDeleted, StoreError
 from baton.store.config import config_path
 from baton.workspace.workspace import Workspace, store_config
 
@@ -272,44 +272,73 @@ async def leave_if_moved(ls: BatonServer, root: Path, ws: Workspace) -> bool:
     return True
 
 
+async def forget_deleted(ls: BatonServer, root: Path, ws: Workspace, error: StoreDeleted) -> None:
+    """The folder's database was deleted (or replaced) while open: say so, stop showing
+    and writing anything of it, and leave the deletion as it is (the editor never creates
+    `.baton/`, docs/editors.md). Its files are published empty by the caller's next look.
+    A database an agent makes there afterwards is opened as any new one is."""
+    ls.tell(
+        f"Baton: {error}. Its review state is no longer shown; a new database there "
+        "(an agent's next session) is opened when it appears",
+        types.MessageType.Warning,
+    )
+    del ls.workspaces[root]
+    await ws.close()  # its saves are refused: nothing is written, nothing recreated
+
+
 async def watch(ls: BatonServer, versions: dict[Path, int]) -> None:
     discovered = time.monotonic()
     failing: dict[Path, str] = {}
     while True:
         await wait_for_changes(ls)
-        moved = followed = False
-        if time.monotonic() - discovered >= DISCOVER_S:  # a database may appear any time
-            discovered = time.monotonic()
-            await open_and_restore(ls, versions)
-        for root, ws in list(ls.workspaces.items()):
-            try:
-                version = await ws.store.data_version()
-            except StoreError as e:
-                if str(e) != failing.get(root):  # say it once, not every 50 ms
-                    failing[root] = str(e)
-                    ls.log_to_client(f"Baton: {e}")
-                continue
+        try:
+            if time.monotonic() - discovered >= DISCOVER_S:  # a database may appear any time
+                discovered = time.monotonic()
+                await open_and_restore(ls, versions)
+            await look(ls, versions, failing)
+        except StoreDeleted:
+            continue  # deleted while this look read it: the next look forgets the folder
+
+
+async def look(ls: BatonServer, versions: dict[Path, int], failing: dict[Path, str]) -> None:
+    """One look at every folder's store; what other processes committed is re-published,
+    and a folder whose database was deleted is forgotten."""
+    moved = followed = False
+    for root, ws in list(ls.workspaces.items()):
+        try:
+            version = await ws.store.data_version()
+        except StoreDeleted as e:
+            await forget_deleted(ls, root, ws, e)
+            versions.pop(root, None)
             failing.pop(root, None)
-            while ws.store.notices:  # e.g. `.baton/` deleted and put back
-                ls.tell(f"Baton: {ws.store.notices.pop(0)}", types.MessageType.Warning)
-            changed = versions.get(root, version) != version
-            versions[root] = version
-            if changed and await leave_if_moved(ls, root, ws):
-                followed = True
-            moved = moved or changed
-        if followed:  # opened again where the setting now points, and published from there
-            await open_and_restore(ls, versions)
-        if not moved:
+            moved = True
             continue
-        log.debug("another process committed; looking for changed hunks")
-        await ls.states()  # folds only the tasks the new ops belong to
-        changes = ls.index.take_changes()  # compares only the files those ops touched
-        for ws, state in changes.looked_at:
-            warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
-        if changes.uris or changes.tasks:
-            await presentation.changed(ls, changes.uris, "agent", changes.tasks)
-        if changes.proposed:
-            await announce(ls, changes.proposed)
+        except StoreError as e:
+            if str(e) != failing.get(root):  # say it once, not every 50 ms
+                failing[root] = str(e)
+                ls.log_to_client(f"Baton: {e}")
+            continue
+        failing.pop(root, None)
+        while ws.store.notices:  # e.g. `.baton/` deleted and put back by an agent
+            ls.tell(f"Baton: {ws.store.notices.pop(0)}", types.MessageType.Warning)
+        changed = versions.get(root, version) != version
+        versions[root] = version
+        if changed and await leave_if_moved(ls, root, ws):
+            followed = True
+        moved = moved or changed
+    if followed:  # opened again where the setting now points, and published from there
+        await open_and_restore(ls, versions)
+    if not moved:
+        return
+    log.debug("another process committed; looking for changed hunks")
+    await ls.states()  # folds only the tasks the new ops belong to
+    changes = ls.index.take_changes()  # compares only the files those ops touched
+    for ws, state in changes.looked_at:
+        warn_unreadable(ls, ws, state)  # e.g. a newer Baton writing the same log
+    if changes.uris or changes.tasks:
+        await presentation.changed(ls, changes.uris, "agent", changes.tasks)
+    if changes.proposed:
+        await announce(ls, changes.proposed)
 
 
 async def announce(ls: BatonServer, proposed: dict[tuple[Path, str], list[str]]) -> None:

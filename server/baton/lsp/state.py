@@ -158,8 +158,9 @@ class BatonServer(StdioLanguageServer):
         """Open each folder's database if it has one and return the folders newly opened.
 
         Folders without one are tried again later (an agent may create it at any time),
-        so the editor never creates a database. A database that cannot be opened is
-        reported once, and tried again only when its file changes.
+        so the editor never creates a database, nor puts back one deleted while open
+        (`forget_deleted`). A database that cannot be opened is reported once, and tried
+        again only when its file changes.
         """
         for root in roots:
             root = root.resolve()
@@ -175,7 +176,7 @@ class BatonServer(StdioLanguageServer):
             if stamp is None or self._unopenable.get(root) == stamp:
                 continue
             try:
-                ws = await Workspace.open(root, create=False)
+                ws = await Workspace.open(root, create=False, restore_deleted=False)
             except StoreError as e:
                 self.tell_once(root, f"Baton: {e}", types.MessageType.Error)
                 if "locked" not in str(e):  # a lock passes; a damaged file waits for a change

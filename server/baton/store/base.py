@@ -50,6 +50,13 @@ class StoreUnavailable(StoreError):
     """The database cannot be used: corrupt, locked past the timeout, read-only, disk full."""
 
 
+class StoreDeleted(StoreUnavailable):
+    """The database was deleted (or replaced) while this process had it open, and this
+    process leaves it so: the developer deleted it, and a background process (the hook
+    daemon, the language server) must not bring a deleted workspace back. Every later
+    call raises it again, without touching the disk."""
+
+
 class BlobMissing(StoreError):
     pass
 

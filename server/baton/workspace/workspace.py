@@ -73,14 +73,26 @@ def store_config(root: Path) -> StoreConfig:
 
 
 async def open_store(
-    where: StoreConfig, *, create: bool = True, clock: Clock = time.time, inline: bool = False
+    where: StoreConfig,
+    *,
+    create: bool = True,
+    clock: Clock = time.time,
+    inline: bool = False,
+    restore_deleted: bool = True,
 ) -> Store:
     """The store `where` names. The PostgreSQL module (and psycopg with it) is imported
     only for a PostgreSQL URL: the default SQLite path pays nothing for it. A clock other
-    than the wall clock is a test's (PostgresStore's docstring says how it is honoured)."""
+    than the wall clock is a test's (PostgresStore's docstring says how it is honoured).
+    `restore_deleted`: SqliteStore.open's (a database server has no file to delete)."""
     if where.url is None:
         assert where.sqlite_path is not None
-        return await SqliteStore.open(where.sqlite_path, create=create, clock=clock, inline=inline)
+        return await SqliteStore.open(
+            where.sqlite_path,
+            create=create,
+            clock=clock,
+            inline=inline,
+            restore_deleted=restore_deleted,
+        )
     try:
         from baton.store.postgres.store import PostgresStore
     except ImportError as e:
@@ -151,15 +163,22 @@ class Workspace:
         clock: Clock = time.time,
         inline: bool = False,
         where: StoreConfig | None = None,
+        restore_deleted: bool = True,
     ) -> Workspace:
         """`clock` is the store's, for leases and timestamps: tests pass a fake one.
         `inline`: the store works in the caller's thread (`SqliteStore.open`).
-        `where`: the store setting, if the caller read it already (`store_config`)."""
+        `where`: the store setting, if the caller read it already (`store_config`).
+        `restore_deleted`: whether a database deleted while open is put back (a worker's, a
+        command's), or left deleted (the hook daemon's and the language server's)."""
         root = root.resolve()
         if not root.is_dir():
             raise StoreUnavailable(f"workspace folder {root} does not exist")
         store = await open_store(
-            where or store_config(root), create=create, clock=clock, inline=inline
+            where or store_config(root),
+            create=create,
+            clock=clock,
+            inline=inline,
+            restore_deleted=restore_deleted,
         )
         return cls(root, store, checkpoint_every)
 

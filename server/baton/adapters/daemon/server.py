@@ -3,10 +3,13 @@
 It keeps the workspace's store open and handles the events hooks pass it, one at a time
 (the order they arrive is the order a session's tool calls happen). Exactly the same code
 answers as in a hook's own process (hookio.answer): the daemon is a transport, not a
-second implementation. It leaves when idle for IDLE_S, when its socket or the workspace's
-.baton/ is gone (a deleted checkout must not be brought back by a daemon's write), or when
-a client of another Baton version asks (it says "\\0restart", and the client starts a new
-one). One per workspace: an flock on `.baton/hooks.lock` decides who serves.
+second implementation. It leaves when idle for IDLE_S, when its socket, the workspace's
+.baton/ or its database is gone, or when a client of another Baton version asks (it says
+"\\0restart", and the client starts a new one). A deleted checkout must not be brought
+back by a daemon's write: its store is opened with `restore_deleted` off, so neither an event
+handled in the instant before it notices nor the checkpoints saved as it leaves recreate
+anything (SqliteStore). One per workspace: an flock on `.baton/hooks.lock` decides who
+serves.
 
 It also runs `baton agent` commands for their processes (adapters/daemon/agent_client.py says when
 and how): through the same queue as the hooks' events, one at a time, by the CLI's own
@@ -29,7 +32,7 @@ from baton import __version__
 from baton.adapters import claude_code, hookio
 from baton.effects import shell_snapshots
 from baton.effects.live_tree import LiveTree
-from baton.workspace.workspace import Workspace
+from baton.workspace.workspace import Workspace, store_config
 
 from . import agent_client
 from .wire import MAX_INPUT, SOCKET, frame
@@ -61,6 +64,8 @@ class Daemon:
         self.last = asyncio.get_running_loop().time()
         self.done = asyncio.Event()
         self.socket_id = (0, 0)
+        self.database: tuple[Path, tuple[int, int]] | None = None
+        """The SQLite file and its identity as opened (none for PostgreSQL)."""
         self.env = agent_client.environment()
         self.world = agent_client.world()
         """What a client's command needs to share with this process to be run here."""
@@ -149,18 +154,23 @@ class Daemon:
             asyncio.get_running_loop().add_reader(self.tree.watch.fileno(), self.tree.watch.absorb)
 
     async def watch(self) -> None:
-        """Leave when idle, or when the socket or the workspace is gone."""
+        """Leave when idle, or when the socket, the workspace or its database is gone (an
+        event in flight meanwhile is refused by the store, which leaves a deleted file
+        deleted)."""
         loop = asyncio.get_running_loop()
         while not self.done.is_set():
             await asyncio.sleep(CHECK_S)
             if self.busy.locked():
                 continue
-            if self.tree is not None:
-                async with self.busy:
-                    await asyncio.to_thread(self.tree.rebase_if_due)
             gone = _identity(self.root / ".baton" / SOCKET) != self.socket_id
+            if self.database is not None:
+                gone = gone or _identity(self.database[0]) != self.database[1]
             if gone or loop.time() - self.last > IDLE_S:
                 self.done.set()
+            elif self.tree is not None:
+                async with self.busy:
+                    with contextlib.suppress(OSError):  # .baton/ going away: next turn says
+                        await asyncio.to_thread(self.tree.rebase_if_due)
 
 
 def _log_to(path: Path) -> None:
@@ -198,8 +208,10 @@ async def run(root: Path, commands: AgentCommands) -> int:
         # The hook that started it may not have made the database yet: whichever comes
         # first makes it (it is created whole, under a temporary name).
         _log_to(folder / "hooks.log")
-        async with await Workspace.open(root) as ws:
+        async with await Workspace.open(root, restore_deleted=False) as ws:
             daemon = Daemon(root, ws, commands)
+            if (database := store_config(root).sqlite_path) is not None:
+                daemon.database = (database, _identity(database))
             here = os.getcwd()
             os.chdir(folder)  # relative socket path: see hookclient.ask_daemon
             with contextlib.suppress(FileNotFoundError):

@@ -26,7 +26,12 @@ Design choices, each measured in bench/ or forced by a crash test:
   state can be shown and `baton check` can run; every write says the file is read-only.
 * The file a connection has open is checked by inode before each job. If `.baton/`
   was deleted while in use (`git clean -fdx`), the open connection is the only copy left:
-  it is put back at its path before anything else happens (docs/reliability.md).
+  a worker or a command puts it back at its path before anything else happens
+  (docs/reliability.md). The hook daemon and the language server open the store with
+  `restore_deleted` off: they outlive what the developer is watching (the daemon idles for
+  minutes after a session), so a deletion they notice is the developer's wish and stays
+  one (`StoreDeleted`). Nobody recreates the folder that held `.baton/`: a deleted
+  project is never brought back, and a later `git clone` to its path still works.
 
 This module is the store; beside it: transport.py (where jobs run, the naps, transactions),
 connect.py (opening a connection, and what its errors say), schema.py (the tables, their
@@ -44,7 +49,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from baton.core import keys
 from baton.core.checkpoints import HEAD_BYTES
@@ -61,6 +66,7 @@ from baton.store.base import (
     SetAside,
     StaleEpoch,
     StoredCheckpoint,
+    StoreDeleted,
     StoreError,
     StoreUnavailable,
     TaskClosed,
@@ -98,6 +104,7 @@ class SqliteStore:
         busy_timeout: float,
         read_only: bool,
         clock: Clock = time.time,
+        restore_deleted: bool = True,
     ) -> None:
         self._db = db
         self._transport = transport
@@ -114,6 +121,10 @@ class SqliteStore:
         """The folder holding the file is the original checkout (checkouts.identify)."""
         self._identity = identity(path)
         self._reattaching = asyncio.Lock()
+        self.restore_deleted = restore_deleted
+        """Whether a file deleted while in use is put back from the open connection
+        (`open`); when not, `deleted` says what happened, and every job raises it."""
+        self.deleted: str | None = None
 
     @classmethod
     async def open(
@@ -124,10 +135,13 @@ class SqliteStore:
         busy_timeout: float | None = None,
         clock: Clock = time.time,
         inline: bool = False,
+        restore_deleted: bool = True,
     ) -> SqliteStore:
         """`inline`: run the store's work in the caller's thread (`Inline`), for a process
         that is the only user of its event loop while it writes; else in a thread of the
-        store's own (`OwnThread`), so that the loop never waits on an fsync."""
+        store's own (`OwnThread`), so that the loop never waits on an fsync.
+        `restore_deleted`: put the file back if it is deleted while open (a worker, a command);
+        off for background processes, which leave a deleted workspace deleted."""
         timeout = busy_timeout_default() if busy_timeout is None else busy_timeout
         try:
             if create:
@@ -149,7 +163,7 @@ class SqliteStore:
         except BaseException:
             await transport.close()
             raise
-        return cls(db, transport, path, timeout, read_only, clock)
+        return cls(db, transport, path, timeout, read_only, clock, restore_deleted)
 
     @property
     def inline(self) -> bool:
@@ -165,6 +179,8 @@ class SqliteStore:
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run the job `fn(db, *args)` on the transport: whole, nothing interleaved, and
         again while another writer's lock refuses it (`patiently`)."""
+        if self.deleted is not None:
+            raise StoreDeleted(self.deleted)
         if identity(self.path) != self._identity:
             await self._reattach()
         try:
@@ -180,10 +196,19 @@ class SqliteStore:
         to get there puts its copy; the others find it). Replaced by another database: move
         to it, and keep this file's copy beside it unless the new one already holds this
         file's last op. Either way nothing committed is lost, and the user is told.
+
+        Not so without `restore_deleted`, nor when the folder that held the database's folder is
+        gone too (the whole project deleted): the deletion stands, and this process
+        stops using the file (`StoreDeleted`). A replacement is not followed either: the
+        cached state is the old file's, and a process that wants the new one opens it.
         """
         async with self._reattaching:
+            if self.deleted is not None:
+                raise StoreDeleted(self.deleted)
             if identity(self.path) == self._identity:
                 return  # another coroutine of this process got here first
+            if not self.restore_deleted or not self.path.parent.parent.is_dir():
+                self._give_up()
             ghost, run = self._db, self._transport.run
             try:
                 prepare_directory(self.path)
@@ -224,6 +249,21 @@ class SqliteStore:
             await run(ghost.close)  # SQLite checkpoints nothing into a moved file on close
             self.notices.append(said)
             log.warning("%s", said)
+
+    def _give_up(self) -> NoReturn:
+        """Leave the file as the developer left it: nothing written, nothing recreated."""
+        if identity(self.path) is None:
+            self.deleted = (
+                f"{self.path} was deleted while in use: Baton leaves it deleted and "
+                "records nothing more in it"
+            )
+        else:
+            self.deleted = (
+                f"{self.path} was replaced by another file while in use: this process "
+                "stops using it"
+            )
+        log.warning("%s", self.deleted)
+        raise StoreDeleted(self.deleted)
 
     # --- the log ----------------------------------------------------------------------
 
