@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .hooks import settings_env
 from .report import Cell, emit, rx, verdict
 from .stats import percentile, settle
 
@@ -65,31 +66,30 @@ def _git(root: Path, *args: str) -> None:
     )  # fmt: skip
 
 
-def installed_command(root: Path) -> str:
+def installed_hooks(root: Path) -> dict[str, str]:
+    """`baton init claude-code` in `root`: the command it installed for each event."""
     done = subprocess.run(
         [sys.executable, "-m", "baton", "init", "claude-code"],
         cwd=root, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"baton init claude-code failed: {done.stderr.strip()}")
-    commands: set[str] = set()
-    for name in ("settings.json", "settings.local.json"):
-        path = root / ".claude" / name
-        if path.exists():
-            settings = json.loads(path.read_text())
-            for entries in settings.get("hooks", {}).values():
-                for entry in entries:
-                    commands |= {h["command"] for h in entry.get("hooks", [])}
-    (command,) = commands
-    return str(command)
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    return {
+        event: entry["hooks"][0]["command"]
+        for event, entries in settings["hooks"].items()
+        for entry in entries
+    }
 
 
 class Runner:
-    def __init__(self, root: Path, command: str, files: int) -> None:
-        self.root, self.command, self.calls, self.files = root, command, 0, files
-        self.env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root)}
+    def __init__(self, root: Path, hooks: dict[str, str], files: int) -> None:
+        self.root, self.hooks, self.calls, self.files = root, hooks, 0, files
+        self.env = {**os.environ, **settings_env(root), "CLAUDE_PROJECT_DIR": str(root)}
 
-    def hook(self, command: str, event: dict[str, Any]) -> None:
+    def hook(self, command: str | None, event: dict[str, Any]) -> None:
+        """One hook as Claude Code runs it; `None`: Baton's own for the event."""
+        command = command or self.hooks[event["hook_event_name"]]
         raw = json.dumps({"session_id": "bench", "cwd": str(self.root), **event}).encode()
         subprocess.run(
             ["/bin/sh", "-c", command], cwd=self.root, input=raw, env=self.env,
@@ -113,16 +113,16 @@ class Runner:
             args = {"command": f"sed -i 's/{before.split()[0]}/v{n}/' {shlex.quote(rel)}"}
             response = {"stdout": "", "stderr": "", "interrupted": False}
         call = {"tool_name": tool, "tool_use_id": f"toolu_bench_{n}", "tool_input": args}
-        command = {"baton": self.command, "true": "true"}.get(config)
+        command = {"baton": "", "true": "true"}.get(config)
         t0 = time.perf_counter_ns()
-        if command:
-            self.hook(command, {**call, "hook_event_name": "PreToolUse"})
+        if command is not None:
+            self.hook(command or None, {**call, "hook_event_name": "PreToolUse"})
         if tool == "Edit":
             target.write_text(after)
         else:
             subprocess.run(["/bin/sh", "-c", args["command"]], cwd=self.root, check=True)
-        if command:
-            self.hook(command, {**call, "hook_event_name": "PostToolUse",
+        if command is not None:
+            self.hook(command or None, {**call, "hook_event_name": "PostToolUse",
                                 "tool_response": response})  # fmt: skip
         return time.perf_counter_ns() - t0
 
@@ -147,11 +147,11 @@ class Size:
 
 def measure(files: int, calls: int) -> Size:
     root = repository(files)
-    runner = Runner(root, installed_command(root), files)
+    runner = Runner(root, installed_hooks(root), files)
     size = Size(files)
     try:
-        runner.hook(runner.command, {"hook_event_name": "SessionStart", "source": "startup"})
-        runner.hook(runner.command, {"hook_event_name": "UserPromptSubmit", "prompt": "bench"})
+        runner.hook(None, {"hook_event_name": "SessionStart", "source": "startup"})
+        runner.hook(None, {"hook_event_name": "UserPromptSubmit", "prompt": "bench"})
         t0 = time.perf_counter_ns()
         runner.call("baton", "Bash")  # uncounted: starts the daemon's watch
         size.first_bash_ms = (time.perf_counter_ns() - t0) / 1e6
