@@ -286,8 +286,8 @@ class _Json:
         if not isinstance(data, dict):
             raise InvalidInput(f"{path} is not a JSON object; nothing changed")
         body = text.rstrip("\n")
-        if "\n" not in body:  # one line: compact, with or without spaces
-            item = ", " if re.search(r'[\]}"\d el],\s', body) else ","
+        if "\n" not in body:  # one line: compact, with or without spaces after a value's
+            item = ", " if re.search(r'[\]}"\del],\s', body) else ","  # end (true, null …)
             key = ": " if re.search(r'":\s', body) else ":"
             return cls(path, data, None, (item, key), text.endswith("\n"))
         found = re.search(r"\n([ \t]+)\S", text)
