@@ -15,13 +15,23 @@ import * as p from '../src/protocol';
 const CLIENT = resolve(__dirname, '..', '..');
 const SERVER = resolve(CLIENT, '..', 'server', 'baton', 'lsp');
 const PY = readFileSync(resolve(SERVER, 'protocol.py'), 'utf8');
+/** The pages' bounds, which protocol.py imports from the core (one definition for every face). */
+const PAGING = readFileSync(resolve(SERVER, '..', 'core', 'paging.py'), 'utf8');
 const TS = readFileSync(resolve(CLIENT, 'src', 'protocol.ts'), 'utf8');
 
-/** `NAME = "value"` and `NAME = 1` at the top level of protocol.py. */
+/** `NAME = "value"` and `NAME = 1` at the top level of protocol.py, and the constants it
+ * re-exports from core/paging.py (`from baton.core.paging import NAME as NAME`). */
 function pyConstants(): Map<string, string | number> {
   const out = new Map<string, string | number>();
-  for (const m of PY.matchAll(/^([A-Z][A-Z0-9_]*) = (?:"([^"]*)"|(\d+))$/gm)) {
-    out.set(m[1]!, m[2] ?? Number(m[3]));
+  const paging = new Map<string, string | number>();
+  for (const [text, into] of [[PY, out], [PAGING, paging]] as const) {
+    for (const m of text.matchAll(/^([A-Z][A-Z0-9_]*) = (?:"([^"]*)"|(\d+))$/gm)) {
+      into.set(m[1]!, m[2] ?? Number(m[3]));
+    }
+  }
+  for (const m of PY.matchAll(/^from baton\.core\.paging import ([A-Z][A-Z0-9_]*) as \1\b/gm)) {
+    const value = paging.get(m[1]!);
+    if (value !== undefined) out.set(m[1]!, value);
   }
   return out;
 }
