@@ -20,6 +20,7 @@ through an mmap, or through a hard link from outside the tree.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -150,7 +151,7 @@ class TreeWatch:
             try:
                 wd = self.notify.add_watch(here, self.mask)
             except OSError as e:
-                if e.errno == 28:  # ENOSPC: the per-user watch limit
+                if e.errno == errno.ENOSPC:  # the per-user watch limit
                     self.pending.everything = (
                         f"the watch limit fs.inotify.max_user_watches was reached at "
                         f"{len(self.folders)} folders; {WATCH_LIMIT_HINT}"
