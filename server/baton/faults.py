@@ -43,6 +43,11 @@ MIGRATE = ("migrate.batch", "migrate.done")
 committed (the n-th time: after the n-th); `migrate.done`, everything copied and the source
 found unchanged, the final marker is next (tests/crash/test_migrate_crashes.py)."""
 
+COMMIT = ("commit.before_git", "commit.after_git", "commit.after_index")
+"""Points of `baton commit` (effects/commit.py): its intent is recorded and git is next;
+git made the commit; the developer's index was brought over it and `done` is next
+(tests/crash/test_commit_crashes.py)."""
+
 _seen: Counter[str] = Counter()
 
 
@@ -51,7 +56,7 @@ def _parse(env: str) -> tuple[str, int] | None:
     if not spec:
         return None
     name, _, nth = spec.partition("#")
-    known = POINTS + ONCE + POSTGRES + MIGRATE
+    known = POINTS + ONCE + POSTGRES + MIGRATE + COMMIT
     if name not in known:
         raise ValueError(f"{env}: unknown point {name!r}; known: {', '.join(known)}")
     return name, int(nth or 1)

@@ -30,6 +30,8 @@ from baton.core.ops import MAX_TEXT, HunkStatus, Model, StepStatus
 from baton.core.patch import DiffDoesNotApply, DiffError
 from baton.core.paths import PathRefused
 from baton.core.state import HunkState, TaskInfo
+from baton.effects import commit as commit_effect
+from baton.effects.commit import CommitResult
 from baton.effects.recorder import EffectResult
 from baton.review.decisions import HunkNotFound, ReviewRefused, known_hunks
 from baton.store import (
@@ -436,6 +438,23 @@ async def resume_page(
     if words is not None:
         brief = words(brief)
     return brief_pages.page(brief, args.page or 1, args.cursor)
+
+
+async def commit(
+    ws: Workspace, task_id: str | None, *, extra: str = "", branch: str | None = None
+) -> CommitResult:
+    """`baton commit`, the editor's `baton.commit` and MCP's `commit_task`: one git
+    commit of the task's kept hunks, exactly once (effects/commit.py). Without a task,
+    the workspace's only one."""
+    if task_id is None:
+        tasks = await ws.store.tasks()
+        if len(tasks) != 1:
+            names = ", ".join(t.task_id for t in tasks) or "none"
+            raise InvalidInput(f"name the task to commit (this workspace has: {names})")
+        task_id = tasks[0].task_id
+    elif await ws.store.task(task_id) is None:
+        raise TaskNotFound(task_id)
+    return await commit_effect.commit(ws, task_id, extra=extra, branch=branch)
 
 
 async def overview(ws: Workspace) -> list[TaskOverview]:

@@ -1,11 +1,12 @@
 """The developer's commands: what the agents did and what awaits review (`status`,
 `hunks`, `show`, `diff`, `log`, `resume`), the decisions (`accept`, `reject`, `keep`,
-`undo`), and the workspace's upkeep (`apply`, `recover`, `checkout`, `check`, `repair`,
-`migrate`, `finish`, `init`)."""
+`undo`), git (`commit`), and the workspace's upkeep (`apply`, `recover`, `checkout`,
+`check`, `repair`, `migrate`, `finish`, `init`)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -298,6 +299,31 @@ async def cmd_apply(args: argparse.Namespace) -> None:
             results += await catchup.apply_here(ws, task_id)
             temp_leftovers(ws, await ws.state(task_id), remove=True)
     report_effects(args, results)
+
+
+async def cmd_commit(args: argparse.Namespace) -> None:
+    """One commit of the task's kept hunks (effects/commit.py); run again, it makes none
+    and names the commit that holds them."""
+    async with await open_workspace(args) as ws:
+        done = await calls.commit(ws, args.task, extra=args.message, branch=args.branch)
+
+    def human() -> str:
+        short = (done.sha or "")[:12]
+        if done.outcome == "nothing":
+            return "Nothing to commit: the task has no kept hunk."
+        if done.outcome == "already":
+            return (
+                f"Nothing new to commit: the task's kept hunks are in {short} on "
+                f"{done.branch} (Baton-Ops: {done.first_lsn}..{done.last_lsn})."
+            )
+        lines = [
+            f"Committed {len(done.hunk_ids)} kept hunk(s) in {len(done.paths)} file(s) as "
+            f"{short} on {done.branch} (Baton-Ops: {done.first_lsn}..{done.last_lsn}).",
+            *(f"  {p}" for p in done.paths),
+        ]
+        return "\n".join([*lines, *(f"note: {n}" for n in done.notes)])
+
+    emit(args, dataclasses.asdict(done), human)
 
 
 async def cmd_checkout(args: argparse.Namespace) -> None:

@@ -48,6 +48,7 @@ COMMANDS = {
     "apply": "apply accepted hunks to files",
     "recover": "settle effects a crash left half-done",
     "checkout": "bring this copy of the files to a task's exact state",
+    "commit": "one git commit of exactly a task's kept hunks",
     "check": "integrity of the database and log",
     "repair": "set unreadable ops aside (kept), or put them back",
     "migrate": "move this folder's SQLite workspace into PostgreSQL",
@@ -236,6 +237,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             help="the checkout to bring up (created if missing; default: this workspace)",
         )
         s.set_defaults(run="checkout")
+    if s := add("commit", common):
+        s.add_argument("task", nargs="?", help="the task (default: the workspace's only one)")
+        s.add_argument("-m", "--message", default="", help="your own text for the message")
+        s.add_argument(
+            "--branch", metavar="NAME", help="on a detached HEAD: create NAME there, commit on it"
+        )
+        s.set_defaults(run="commit")
     if s := add("check", common):
         s.set_defaults(run="check")
     if s := add("repair", common):

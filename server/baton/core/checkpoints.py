@@ -27,6 +27,7 @@ from .hashing import digest
 from .ops import Model
 from .state import (
     Change,
+    CommitState,
     EffectState,
     FileRead,
     HunkState,
@@ -50,6 +51,7 @@ ENTRIES: dict[str, type[Model]] = {
     "hunks": HunkState,
     "effects": EffectState,
     "landings": LandingState,
+    "commits": CommitState,
 }
 """The model of each of TaskState's dict fields' values."""
 
@@ -79,6 +81,7 @@ class StateDelta(Model):
     hunks: dict[str, HunkState | None] = Field(default_factory=dict)
     effects: dict[str, EffectState | None] = Field(default_factory=dict)
     landings: dict[str, LandingState | None] = Field(default_factory=dict)
+    commits: dict[str, CommitState | None] = Field(default_factory=dict)
     moved: dict[str, list[str]] = Field(default_factory=dict)
     """Keys (re)inserted at their dict's end or removed since `prev`, by field: a load
     takes them out before putting them back, so every dict keeps the fold's order."""

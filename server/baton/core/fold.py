@@ -15,6 +15,9 @@ from .ops import (
     ChangeLanded,
     ChangeLanding,
     ChangeProposed,
+    CommitDone,
+    CommitFailed,
+    CommitIntent,
     ContextListed,
     ContextRead,
     ContextText,
@@ -36,6 +39,7 @@ from .ops import (
 )
 from .state import Change as ChangeState
 from .state import (
+    CommitState,
     EffectState,
     FileRead,
     HunkState,
@@ -174,6 +178,26 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                         # A failed effect may be tried again later under a new id.
                         hunk.effect_id = None
                         state.touch("hunks", hid)
+        case CommitIntent() if p.commit_id not in state.commits:
+            commit = CommitState(
+                id=p.commit_id,
+                hunk_ids=list(p.hunk_ids),
+                first_lsn=p.first_lsn,
+                last_lsn=p.last_lsn,
+                branch=p.branch,
+                paths=list(p.paths),
+                lsn=op.lsn,
+                checkout=p.checkout,
+            )
+            state.put("commits", p.commit_id, commit)
+        case CommitDone() | CommitFailed():
+            made = state.commits.get(p.commit_id)
+            if made is not None and made.status == "intent":  # settled once
+                if isinstance(p, CommitDone):
+                    made.status, made.sha = "done", p.sha
+                else:
+                    made.status, made.why = "failed", p.why
+                state.touch("commits", made.id)
         case TaskFinished():
             state.status, state.summary = p.outcome, p.summary
         case Unreadable():

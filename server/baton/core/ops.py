@@ -79,6 +79,10 @@ class OpKind(StrEnum):
     TASK_FINISHED = "task.finished"
     TASK_BASED = "task.based"
     """What a fresh checkout of the task starts from (checkouts.md): recorded once."""
+    COMMIT_INTENT = "commit.intent"
+    """`baton commit` is about to make a git commit of the task's kept hunks."""
+    COMMIT_DONE = "commit.done"
+    COMMIT_FAILED = "commit.failed"
     UNREADABLE = "unreadable"
     """Never stored: what a reader makes of a row it cannot parse (see `Unreadable`)."""
 
@@ -94,6 +98,9 @@ UNFENCED_KINDS = frozenset(
         OpKind.EFFECT_FAILED,
         OpKind.CHANGE_LANDING,
         OpKind.CHANGE_LANDED,
+        OpKind.COMMIT_INTENT,
+        OpKind.COMMIT_DONE,
+        OpKind.COMMIT_FAILED,
     }
 )
 
@@ -329,6 +336,55 @@ class TaskBase(Model):
     """Dirty paths past the first 1000, counted, not listed."""
 
 
+GitSha = Annotated[str, Field(pattern=r"^[0-9a-f]{40}([0-9a-f]{24})?$")]
+"""A git object name: SHA-1, or SHA-256 in a repository that uses it."""
+
+
+class CommitPath(Model):
+    """One file of a commit of kept hunks, as git objects: what the commit's tree holds
+    for it (None: the commit deletes it), and the developer's own index entry before and
+    after (their staged changes stay staged over the new HEAD)."""
+
+    path: str
+    committed: GitSha | None
+    index_before: GitSha | None
+    index_after: GitSha | None
+
+
+class CommitIntent(Model):
+    """Recorded before `git commit` runs (effects/commit.py): which kept hunks it takes,
+    the range of the task's log it closes (`Baton-Ops: first..last` in its trailer), and
+    what it was made on. Recovery finds the commit by its trailers, not by its sha: an
+    amend or a rebase that keeps the trailers keeps it found."""
+
+    model_config = LATER
+
+    commit_id: str
+    hunk_ids: list[str] = Field(max_length=100_000)
+    first_lsn: int = Field(ge=0)
+    last_lsn: int = Field(ge=0)
+    branch: str
+    parent: GitSha | None
+    paths: list[CommitPath] = Field(max_length=100_000)
+    checkout: str | None = None
+
+
+class CommitDone(Model):
+    model_config = LATER
+
+    commit_id: str
+    sha: GitSha
+    found: bool = False
+    """Settled by recovery, which found the commit made before a crash."""
+
+
+class CommitFailed(Model):
+    model_config = LATER
+
+    commit_id: str
+    why: Text
+
+
 class TaskFinished(Model):
     model_config = LATER
 
@@ -366,6 +422,9 @@ Payload = (
     | EffectFailed
     | TaskFinished
     | TaskBase
+    | CommitIntent
+    | CommitDone
+    | CommitFailed
     | Unreadable
 )
 
@@ -389,6 +448,9 @@ PAYLOAD_TYPES: dict[OpKind, type[Model]] = {
     OpKind.EFFECT_FAILED: EffectFailed,
     OpKind.TASK_FINISHED: TaskFinished,
     OpKind.TASK_BASED: TaskBase,
+    OpKind.COMMIT_INTENT: CommitIntent,
+    OpKind.COMMIT_DONE: CommitDone,
+    OpKind.COMMIT_FAILED: CommitFailed,
     OpKind.UNREADABLE: Unreadable,
 }
 

@@ -49,6 +49,9 @@ MOVES_NOTHING = frozenset(
         OpKind.CONTEXT_NOTE,
         OpKind.CONTEXT_DELIVERED,
         OpKind.CHANGE_LANDING,  # an intent: no hunk yet, and no write another checkout lacks
+        OpKind.COMMIT_INTENT,  # git's history, not the files' review state
+        OpKind.COMMIT_DONE,
+        OpKind.COMMIT_FAILED,
     }
 )
 """Kinds whose fold changes neither a hunk, nor the superseded count, nor a write that

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field, PrivateAttr
 
-from .ops import ChangeKind, EffectKind, Entry, Hash, HunkStatus, Model, StepStatus
+from .ops import ChangeKind, CommitPath, EffectKind, Entry, Hash, HunkStatus, Model, StepStatus
 
 
 class Step(Entry):
@@ -132,6 +132,22 @@ class EffectState(Entry):
     """Whose files it writes (see EffectIntent.checkout)."""
 
 
+class CommitState(Entry):
+    """A `baton commit` of kept hunks: planned, then made (`sha`) or not (`why`)."""
+
+    id: str
+    hunk_ids: list[str]
+    first_lsn: int
+    last_lsn: int
+    branch: str
+    paths: list[CommitPath]
+    status: Literal["intent", "done", "failed"] = "intent"
+    sha: str | None = None
+    why: str = ""
+    lsn: int
+    checkout: str | None = None
+
+
 class LandingState(Entry):
     id: str
     path: str
@@ -204,6 +220,8 @@ class TaskState(Model):
     later comes back as pending; its earlier replacement still counts)."""
     effects: dict[str, EffectState] = Field(default_factory=dict)
     landings: dict[str, LandingState] = Field(default_factory=dict)
+    commits: dict[str, CommitState] = Field(default_factory=dict)
+    """`baton commit`'s commits of the task's kept hunks, in the order they were planned."""
     unreadable: list[UnreadableOp] = Field(default_factory=list)
     """Ops passed over: the state may lack what they said. Never checkpointed, so that
     a Baton that can read them rebuilds the state with them."""
@@ -488,6 +506,10 @@ class TaskState(Model):
     def dangling_landings(self) -> list[LandingState]:
         """Agent writes announced and never settled: the agent or its hook died."""
         return [x for x in self.landings.values() if x.status == "intent"]
+
+    def committed(self) -> set[str]:
+        """Hunk ids a commit made or in the making holds: never committed again."""
+        return {h for c in self.commits.values() if c.status != "failed" for h in c.hunk_ids}
 
     def dangling_effects(self) -> list[EffectState]:
         """File writes planned and never settled (notifications are not retried)."""

@@ -47,11 +47,17 @@ def command(root: Path, *args: str) -> list[str]:
 
 
 def run(
-    root: Path, *args: str, timeout: float = GIT_SECONDS, stdin: bytes | None = None
+    root: Path,
+    *args: str,
+    timeout: float = GIT_SECONDS,
+    stdin: bytes | None = None,
+    index: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """git's answer, whatever its exit status; GitFailed when git could not run at all.
     `stdin`: what git reads (`check-ignore --stdin`); else an empty input, never the
-    caller's own (a hook's stdin is the agent's event)."""
+    caller's own (a hook's stdin is the agent's event). `index`: an index file of
+    Baton's own instead of the user's (`baton commit` stages through one)."""
+    env = None if index is None else {**os.environ, "GIT_INDEX_FILE": os.fspath(index)}
     try:
         return subprocess.run(
             command(root, *args),
@@ -59,6 +65,7 @@ def run(
             capture_output=True,
             timeout=timeout,
             check=False,
+            env=env,
         )
     except subprocess.TimeoutExpired:
         raise GitFailed(f"git {args[0]} took more than {timeout:g} s in {root}") from None
@@ -66,13 +73,27 @@ def run(
         raise GitFailed(f"git could not run: {e.strerror or e}") from None
 
 
-def output(root: Path, *args: str, timeout: float = GIT_SECONDS) -> bytes:
+def output(
+    root: Path,
+    *args: str,
+    timeout: float = GIT_SECONDS,
+    stdin: bytes | None = None,
+    index: Path | None = None,
+) -> bytes:
     """git's standard output; GitFailed also when it exits with an error."""
-    done = run(root, *args, timeout=timeout)
+    done = run(root, *args, timeout=timeout, stdin=stdin, index=index)
     if done.returncode != 0:
-        why = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitFailed(f"git {args[0]} failed in {root}: {why[-1] if why else done.returncode}")
+        raise GitFailed(f"git {args[0]} failed in {root}: {last_words(done)}")
     return done.stdout
+
+
+def last_words(done: subprocess.CompletedProcess[bytes]) -> str:
+    """The last line git (or a hook it ran) wrote: what went wrong, in one line."""
+    for stream in (done.stderr, done.stdout):
+        lines = stream.decode("utf-8", "replace").strip().splitlines()
+        if lines:
+            return lines[-1].strip()
+    return f"exit status {done.returncode}"
 
 
 def inside(root: Path) -> bool:
