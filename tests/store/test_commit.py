@@ -230,3 +230,23 @@ async def test_in_a_worktree(tmp_path: Path) -> None:
         assert done.branch == "side"
         assert git(main, "show", "side:calc.py") == source({5: 105})
         assert git(main, "show", "main:calc.py") == source()
+
+
+async def test_the_brief_knows_what_is_committed(tmp_path: Path) -> None:
+    """The next worker is told which commit holds the kept work, and how much is kept
+    since, so it never commits the same work again."""
+    root = repo(tmp_path / "r")
+    async with await Worker.open(root, worker_id="w") as worker:
+        task = await kept_and_pending(worker, keep={0}, pend={3})
+        assert (await calls.resume(worker.ws, "t1")).committed == []
+        done = await calls.commit(worker.ws, "t1")
+        pending = [h for h in (await worker.ws.state("t1")).hunks.values() if h.status == "pending"]
+        await decide(worker.ws, "t1", pending[0].id, Decision.ACCEPTED)
+        await task.apply()
+        brief = await calls.resume(worker.ws, "t1")
+        assert brief.committed == [
+            f"{(done.sha or '')[:12]} on main: 1 hunk(s), Baton-Ops {done.first_lsn}"
+            f"..{done.last_lsn}"
+        ]
+        assert brief.uncommitted == 1
+        assert any("never commit it again" in a for a in brief.next_actions)

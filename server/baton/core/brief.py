@@ -99,6 +99,11 @@ class HandoffBrief(Model):
     next_actions: list[str]
     unreadable: list[UnreadableOp] = Field(default_factory=list)
     """Ops of the task this Baton could not read: what they recorded is missing above."""
+    committed: list[str] = Field(default_factory=list)
+    """The task's git commits of kept hunks (`baton commit`), oldest first: "<sha> on
+    <branch>: N hunk(s), Baton-Ops a..b"."""
+    uncommitted: int = 0
+    """Kept or applied hunks no commit holds yet (once the task has a commit)."""
     omitted: dict[str, int] = Field(default_factory=dict)
     """What the task's state no longer holds: `notes`, the oldest notes past
     NOTES_KEPT (the log keeps them, `baton log`). Empty otherwise."""
@@ -226,7 +231,18 @@ def build_brief(
         next_actions=[],
         unreadable=list(state.unreadable),
         omitted={"notes": state.notes_dropped} if state.notes_dropped else {},
+        committed=[
+            f"{c.sha[:12]} on {c.branch}: {len(c.hunk_ids)} hunk(s), Baton-Ops {c.first_lsn}"
+            f"..{c.last_lsn}"
+            for c in state.commits.values()
+            if c.status == "done" and c.sha
+        ],
     )
+    if brief.committed:
+        taken = state.committed()
+        brief.uncommitted = sum(1 for h in accepted if h.status == HunkStatus.APPLIED) - sum(
+            1 for h in accepted if h.status == HunkStatus.APPLIED and h.id in taken
+        )
     brief.next_actions = _next_actions(brief)
     return brief
 
@@ -311,6 +327,12 @@ def _next_actions(b: HandoffBrief) -> list[str]:
         )
     if any(h.status == HunkStatus.REJECTED and not h.landed for h in b.rejected):
         todo.append("Do not propose the rejected hunks again; address the comments instead.")
+    if b.committed:
+        todo.append(
+            f"Kept work is committed ({b.committed[-1]}; {len(b.committed)} commit(s)): never "
+            f"commit it again. {b.uncommitted} kept hunk(s) since are not committed; commit "
+            "only if the developer asked you to (`baton commit`)."
+        )
     current = [clip(s.name, NEXT_TEXT) for s in b.steps if s.status != StepStatus.DONE]
     if current:
         todo.append(f"Continue with: {_named(current, 'see In flight')}.")
