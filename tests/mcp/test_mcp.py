@@ -64,6 +64,7 @@ TOOLS = {
     "wait_for_review",
     "apply_accepted",
     "finish_task",
+    "commit_task",
 }
 
 APP = "".join(
@@ -730,3 +731,35 @@ async def test_a_sigkilled_sdk_client_leaves_no_server_behind(tmp_path: Path) ->
 
 if __name__ == "__main__":
     PUBLISHED.write_text(json.dumps(asyncio.run(published_tools()), indent=1) + "\n")
+
+
+async def test_commit_task_commits_the_kept_hunks_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent the developer allowed to commit: one commit of what was kept, and a
+    repeat commits nothing new and names it (effects/commit.py)."""
+    from tests.store.test_commit import GIT_ENV, git
+
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    root = project(tmp_path)
+    git(root, "init", "-q", "-b", "main")
+    # The MCP SDK starts its server with a few variables only: the identity is the repo's.
+    git(root, "config", "user.name", "Dev")
+    git(root, "config", "user.email", "dev@example.com")
+    (root / ".gitignore").write_text(".baton/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    async with baton_mcp(root, ttl=30) as c:
+        await ok(c, "begin_task", title="Typed calc", task_id="t1")
+        proposed = await ok(c, "propose_change", task_id="t1", path="app.py", content=NEW_APP)
+        for hid in proposed["hunk_ids"]:
+            await developer(root, "t1", hid, Decision.ACCEPTED)
+        await ok(c, "apply_accepted", task_id="t1")
+        made = await ok(c, "commit_task", task_id="t1", message="As reviewed.")
+        assert made["outcome"] == "committed" and made["paths"] == ["app.py"]
+        again = await ok(c, "commit_task", task_id="t1")
+        assert again["outcome"] == "already" and again["sha"] == made["sha"]
+    assert git(root, "show", "HEAD:app.py") == NEW_APP
+    assert git(root, "rev-list", "--count", "HEAD").strip() == "2"
+    assert "As reviewed." in git(root, "log", "-1", "--format=%B")

@@ -246,6 +246,19 @@ class FinishArgs(Args):
     ] = "done"
 
 
+class CommitArgs(Args):
+    message: Annotated[
+        str, Field(max_length=MAX_TEXT, description="Text added to the commit message.")
+    ] = ""
+    branch: Annotated[
+        str | None,
+        Field(
+            max_length=200,
+            description="Only on a detached HEAD: the branch to create there and commit on.",
+        ),
+    ] = None
+
+
 class ResumeArgs(Args):
     page: Annotated[
         int | None,

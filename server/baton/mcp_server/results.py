@@ -90,6 +90,18 @@ class Applied(Model):
     message: str
 
 
+class Committed(Model):
+    outcome: str
+    """`committed` (made now), `already` (in `sha` since an earlier call), `nothing`."""
+    sha: str | None
+    branch: str | None
+    hunk_ids: list[str]
+    paths: list[str]
+    ops: str | None
+    """The task's log range the commit closes (its `Baton-Ops` trailer)."""
+    notes: list[str]
+
+
 class Finished(Model):
     task_id: str
     status: str

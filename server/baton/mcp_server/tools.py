@@ -35,6 +35,7 @@ from baton.api.calls import (
     Args,
     BeginArgs,
     ClaimArgs,
+    CommitArgs,
     FileText,
     FinishArgs,
     FolderListing,
@@ -59,6 +60,7 @@ from .errors import guarded
 from .results import (
     Applied,
     Claimed,
+    Committed,
     Done,
     Finished,
     Proposed,
@@ -454,6 +456,24 @@ async def finish_task(session: AgentSession, task_id: str, args: FinishArgs) -> 
     if state.status != args.outcome or state.summary != args.summary:
         raise TaskClosed(f"task {task_id} is already {state.status}")
     return Finished(task_id=task_id, status=state.status, summary=state.summary)
+
+
+@tool(WRITES_FILES, CommitArgs, on_task=True)
+async def commit_task(session: AgentSession, task_id: str, args: CommitArgs) -> Committed:
+    """Make one git commit of exactly the hunks the developer kept (never anything
+    unreviewed, never twice: repeating it commits nothing new and names the commit).
+    Call it only when the developer asked you to commit; the repository's hooks run."""
+    session.held(task_id)
+    done = await calls.commit(session.worker.ws, task_id, extra=args.message, branch=args.branch)
+    return Committed(
+        outcome=done.outcome,
+        sha=done.sha,
+        branch=done.branch,
+        hunk_ids=list(done.hunk_ids),
+        paths=list(done.paths),
+        ops=f"{done.first_lsn}..{done.last_lsn}" if done.outcome != "nothing" else None,
+        notes=list(done.notes),
+    )
 
 
 @tool(RECORDS, on_task=True)
