@@ -1310,7 +1310,7 @@ and a command that reads no state (the cost of a process that opens the store)."
 @dataclass
 class ResumeSplit:
     """`baton resume`'s work in one process at each size: the state's cold load, and the
-    whole brief (that load, the files compared with the disk, the Markdown)."""
+    brief's first page (that load, the files compared with the disk, the Markdown)."""
 
     load_ms: dict[str, float] = field(default_factory=dict)
     brief_ms: dict[str, float] = field(default_factory=dict)
@@ -1318,7 +1318,7 @@ class ResumeSplit:
 
 
 async def resume_split(root: Path, label: str, runs: int, out: ResumeSplit) -> None:
-    from baton.core.brief import render_markdown
+    from baton.core import brief_pages
 
     loads, briefs = [], []
     text = ""
@@ -1331,7 +1331,8 @@ async def resume_split(root: Path, label: str, runs: int, out: ResumeSplit) -> N
         settle()
         t0 = CLOCK()
         async with await Workspace.open(root, create=False, inline=True) as ws:
-            text = render_markdown(await calls.resume(ws, LIVE_TASK))
+            page = await calls.resume_page(ws, LIVE_TASK, calls.ResumeArgs())
+            text = brief_pages.render(page)
         briefs.append((CLOCK() - t0) / 1e6)
     out.load_ms[label], out.brief_ms[label] = median(loads), median(briefs)
     out.brief_kb[label] = len(text.encode()) / 1024
@@ -1495,7 +1496,7 @@ def _live_tables(r: LiveResult, labels: list[str], before: str | None) -> list[s
     out.append(
         emit(
             f"7j. baton resume's work in one process (median of {runs}): the task's state "
-            "loaded cold (checkpoint + tail) against the whole brief (that load, the files "
+            "loaded cold (checkpoint + tail) against the brief's page 1 (that load, the files "
             "read compared with the disk, the Markdown)",
             ["workspace", "load ms", "brief ms", "load / brief", "brief KB"],
             srows,
