@@ -19,7 +19,7 @@ from baton.core.checkpoints import HEAD_BYTES
 from baton.core.fold import rebuild
 from baton.core.hashing import digest
 from baton.core.limits import InvalidInput
-from baton.core.ops import ContextText, HunkStatus, OpKind, StepSet, StepStatus, TaskFinished
+from baton.core.ops import ContextText, HunkStatus, Op, OpKind, StepSet, StepStatus, TaskFinished
 from baton.core.review_index import HunkRow, IndexWrite
 from baton.store import (
     LeaseHeld,
@@ -775,3 +775,47 @@ def test_the_suite_calls_every_method_of_the_protocol() -> None:
     assert {"append", "wait_for_change", "close"} <= methods  # the rule finds them at all
     missing = sorted(methods - store_calls(Path(__file__).read_text()))
     assert not missing, f"the conformance suite never calls {', '.join(missing)}"
+
+
+# --- time travel ---------------------------------------------------------------------------
+
+
+async def test_the_task_as_it_was_at_any_lsn(ws: Workspace, store: Store) -> None:
+    """`--at LSN` (issue 26): the state after any op equals a replay of the log up to it,
+    with another task's ops in between, and costs the newest checkpoint at or below it
+    plus the ops after that, not a replay from the start."""
+    await started(store, "t")
+    await started(store, "u")
+    await ws.state("t")  # held by this process: checkpointed every `checkpoint_every` ops
+    for i in range(40):
+        if i % 3 == 0:
+            step = StepSet(name=f"s{i % 4}", status=StepStatus.IN_PROGRESS, note=f"pass {i}")
+            await ws.record(NewOp(f"t-step-{i}", "t", 1, OpKind.STEP_SET, step))
+        else:
+            await ws.record(note(f"t-note-{i}", f"t {i}"))
+        await ws.record(note(f"u-note-{i}", f"u {i}", task="u"))
+    log = await store.ops_after(0, "t")
+    saved = [c.lsn for c in await store.checkpoints_between("t", 0, log[-1].lsn)]
+    assert len(saved) >= 3  # the ops past the first are read from one, not from lsn 0
+    counted: list[int] = []
+    real = store.ops_after
+
+    async def counting(*args: object, **kwargs: object) -> list[Op]:
+        got = await real(*args, **kwargs)  # type: ignore[arg-type]
+        counted.append(len(got))
+        return got
+
+    store.ops_after = counting  # type: ignore[method-assign]
+    try:
+        for op in log:
+            counted.clear()
+            past = await ws.state_at("t", op.lsn)
+            assert past == rebuild("t", [o for o in log if o.lsn <= op.lsn]), op.lsn
+            if op.lsn >= saved[0]:  # the newest checkpoint at or below, then the ops after
+                below = max(c for c in saved if c <= op.lsn)
+                assert sum(counted) == sum(1 for o in log if below < o.lsn <= op.lsn)
+        assert (await ws.state_at("t", 0)).ops == 0
+    finally:
+        store.ops_after = real  # type: ignore[method-assign]
+    with pytest.raises(TaskNotFound):
+        await ws.state_at("nobody", log[-1].lsn)

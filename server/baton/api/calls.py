@@ -23,7 +23,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from baton import exits
 from baton.checkout.catchup import CheckoutRefused
 from baton.core import brief_pages
-from baton.core.brief import HandoffBrief
+from baton.core.brief import HandoffBrief, build_brief
 from baton.core.brief_pages import MAX_CURSOR, MAX_PAGE
 from baton.core.limits import InvalidInput
 from baton.core.ops import MAX_TEXT, HunkStatus, Model, StepStatus
@@ -444,10 +444,17 @@ async def resume_page(
     task_id: str,
     args: ResumeArgs,
     words: Callable[[HandoffBrief], HandoffBrief] | None = None,
+    *,
+    at: int | None = None,
 ) -> brief_pages.Page:
     """A page of the brief, as `baton resume`, `baton agent resume` and the MCP tool show
-    it; `words` puts the next actions in a face's own names first."""
-    brief = await handoff(ws, task_id)
+    it; `words` puts the next actions in a face's own names first. `at`: the brief as it
+    was right after that op (`--at LSN`), from the log alone: the files read are listed
+    as they were read (whether they changed since is today's brief's to say)."""
+    if at is not None:
+        brief = build_brief(await ws.state_at(task_id, at), {}, ws.checkout.holds)
+    else:
+        brief = await handoff(ws, task_id)
     if words is not None:
         brief = words(brief)
     return brief_pages.page(brief, args.page or 1, args.cursor)

@@ -149,7 +149,7 @@ async def cmd_log(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         if args.task is not None:
             await ws.store.task(args.task)  # an unknown task is exit 3, as everywhere
-        ops = await ws.store.ops_after(args.after, args.task, last=args.limit or None)
+        ops = await ws.store.ops_after(args.after, args.task, last=args.limit or None, upto=args.at)
     emit(
         args,
         ops,
@@ -206,7 +206,9 @@ async def cmd_resume(args: argparse.Namespace) -> None:
     """A page of the brief: page 1 by default, at most 16 KiB however long the task ran."""
     where = {k: v for k in ("page", "cursor") if (v := getattr(args, k)) is not None}
     async with await open_workspace(args) as ws:
-        page = await calls.resume_page(ws, args.task, arguments(calls.ResumeArgs, **where))
+        page = await calls.resume_page(
+            ws, args.task, arguments(calls.ResumeArgs, **where), at=args.at
+        )
     emit(args, brief_pages.as_json(page), lambda: brief_pages.render(page).rstrip())
 
 

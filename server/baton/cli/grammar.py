@@ -191,6 +191,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             metavar="CURSOR",
             help="the page after this cursor (the `next` of the page before)",
         )
+        s.add_argument("--at", type=int, metavar="LSN", help="as it was right after the op at LSN")
         s.set_defaults(run="hunks")
     color = argparse.ArgumentParser(add_help=False, formatter_class=sized)
     color.add_argument("--color", choices=["auto", "always", "never"], default="auto")
@@ -206,10 +207,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.add_argument("--task")
         s.add_argument("--after", type=int, default=0, metavar="LSN")
         s.add_argument("--limit", type=int, default=0, help="only the last N entries")
+        s.add_argument("--at", type=int, metavar="LSN", help="as it was right after the op at LSN")
         s.set_defaults(run="log")
     if s := add("resume", common):
         s.add_argument("task")
         paging(s)
+        s.add_argument("--at", type=int, metavar="LSN", help="as it was right after the op at LSN")
         s.set_defaults(run="resume")
     for name in ("accept", "reject", "keep", "undo", "reopen"):
         if s := add(name, common):

@@ -88,7 +88,10 @@ async def listing(ws: Workspace, args: argparse.Namespace) -> Listing:
     rows: list[tuple[str, HunkState]] = []
     more = total = 0
     for n, task_id in enumerate(task_ids):
-        review = await review_index.reviewed(ws, task_id, heads.get(task_id), pages=True)
+        if getattr(args, "at", None) is not None:
+            review = await review_index.at(ws, task_id, args.at)
+        else:
+            review = await review_index.reviewed(ws, task_id, heads.get(task_id), pages=True)
         if args.json:
             total += await _count(ws, review, keys, path, everything)
         if n < start:
@@ -153,6 +156,8 @@ def footer(args: argparse.Namespace, got: Listing) -> str:
             again += [flag, value]
     if args.all:
         again.append("--all")
+    if getattr(args, "at", None) is not None:
+        again += ["--at", str(args.at)]
     if args.page_limit is not None:
         again += ["--limit", str(got.limit)]
     again += ["--after", got.next]

@@ -87,7 +87,7 @@ def decode_input(data: bytes, option: str) -> str:
 def check_numbers(args: argparse.Namespace) -> None:
     """Integers the parser took that SQLite could not hold (or that make no sense): one
     line instead of an OverflowError from deep in the driver."""
-    for name in ("epoch", "after", "limit"):
+    for name in ("epoch", "after", "limit", "at"):
         value = getattr(args, name, None)
         if value is not None:
             counter(value, f"--{name}")

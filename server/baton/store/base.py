@@ -149,10 +149,12 @@ class Store(Health, Protocol):
         *,
         last: int | None = None,
         first: int | None = None,
+        upto: int | None = None,
     ) -> list[Op]:
         """Ops above `lsn` in order; a row this Baton cannot read is an `unreadable` op.
         `last`: only the newest that many (still in order), without reading the rest;
-        `first`: only the oldest that many (a long replay reads its log a page at a time)."""
+        `first`: only the oldest that many (a long replay reads its log a page at a time);
+        `upto`: none above that lsn (the log as it was then: time travel)."""
         ...
 
     async def last_lsn(self) -> int: ...

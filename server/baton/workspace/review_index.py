@@ -24,6 +24,7 @@ from baton.core.review_index import (
     hunk_of,
     keys_matching,
     summary_of,
+    writes_of,
 )
 from baton.core.state import HunkState, TallyKey, TaskState, page_key, tally_key
 
@@ -89,6 +90,15 @@ async def reviewed(
     indexed = await ws.index(state, force=True)
     summary = summary_of(state, ws.writes(state))
     return Reviewed(task_id, summary, len(state.unreadable), indexed, state)
+
+
+async def at(ws: Workspace, task_id: str, lsn: int) -> Reviewed:
+    """The task's review state as it was right after the op at `lsn` (time travel): folded
+    from the checkpoint at or below it and the ops up to it; its pages come from that
+    state, never from the index, which is now's."""
+    state = await ws.state_at(task_id, lsn)
+    summary = summary_of(state, writes_of(state))
+    return Reviewed(task_id, summary, len(state.unreadable), indexed=False, state=state)
 
 
 async def page(

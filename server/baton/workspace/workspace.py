@@ -267,13 +267,24 @@ class Workspace:
             raise TaskNotFound(f"no task {task_id!r}")
         return state, Recovery(at, state.ops - before, skipped)
 
-    async def catch_up(self, state: TaskState) -> bool:
-        """Fold the task's ops after `state` into it, a page at a time: a replay of a
-        whole long log holds one page of ops in memory, not all of them (measured: 548 MB
-        for 90k ops at once). False if the store moved to another file meanwhile."""
+    async def state_at(self, task_id: str, lsn: int) -> TaskState:
+        """The task as it was right after the op at `lsn` (time travel: `--at LSN`): the
+        newest checkpoint at or below it plus the task's ops up to it, never a replay from
+        the start while a checkpoint is there. Not cached: the past is read, not kept."""
+        await self.store.task(task_id)  # an unknown task: TaskNotFound, as everywhere
+        loaded, _ = await self._load(task_id, before=lsn + 1)
+        state = loaded if loaded is not None else TaskState(task_id=task_id)
+        await self.catch_up(state, upto=lsn)
+        return state
+
+    async def catch_up(self, state: TaskState, *, upto: int | None = None) -> bool:
+        """Fold the task's ops after `state` into it (up to `upto`), a page at a time: a
+        replay of a whole long log holds one page of ops in memory, not all of them
+        (measured: 548 MB for 90k ops at once). False if the store moved to another file
+        meanwhile."""
         generation = self.store.generation
         while True:
-            ops = await self.store.ops_after(state.lsn, state.task_id, first=REPLAY_PAGE)
+            ops = await self.store.ops_after(state.lsn, state.task_id, first=REPLAY_PAGE, upto=upto)
             if self.store.generation != generation:
                 return False
             for op in ops:
@@ -281,11 +292,11 @@ class Workspace:
             if len(ops) < REPLAY_PAGE:
                 return True
 
-    async def _load(self, task_id: str) -> tuple[TaskState | None, int]:
-        """The state at the newest checkpoint whose chain loads; how many damaged ones
-        were passed over on the way (a chain cut short by pruning is no damage)."""
+    async def _load(self, task_id: str, before: int | None = None) -> tuple[TaskState | None, int]:
+        """The state at the newest checkpoint (below `before`) whose chain loads; how many
+        damaged ones were passed over on the way (a chain cut short by pruning is no
+        damage)."""
         damaged: set[int] = set()
-        before: int | None = None
         while (head := await self.store.checkpoint_head(task_id, before)) is not None:
             chain = checkpoints.chain_of(head.lsn, head.size, head.head)
             first = chain.base if chain is not None else head.lsn

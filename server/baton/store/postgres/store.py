@@ -341,10 +341,13 @@ class PostgresStore:
         *,
         last: int | None = None,
         first: int | None = None,
+        upto: int | None = None,
     ) -> list[Op]:
         where = "ws = %(ws)s AND lsn > %(lsn)s AND lsn <= %(settled)s"
         if task_id is not None:
             where += " AND task_id = %(task)s"
+        if upto is not None:
+            where += " AND lsn <= %(upto)s"
         if last is None:
             order, limit = "ASC", first
         else:  # the newest `last`, from the end of the index, not by reading all
@@ -352,7 +355,9 @@ class PostgresStore:
         sql = f"SELECT {OP_COLUMNS} FROM baton.ops WHERE {where} ORDER BY lsn {order}"
         if limit is not None:
             sql += " LIMIT %(limit)s"
-        rows = await self._settled_rows(sql, lsn=lsn, task=task_id, limit=max(0, limit or 0))
+        rows = await self._settled_rows(
+            sql, lsn=lsn, task=task_id, limit=max(0, limit or 0), upto=upto
+        )
         if last is not None:
             rows.reverse()
         return [row_to_op(r) for r in rows]

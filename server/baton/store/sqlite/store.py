@@ -278,10 +278,13 @@ class SqliteStore:
         *,
         last: int | None = None,
         first: int | None = None,
+        upto: int | None = None,
     ) -> list[Op]:
         where, args = (
             ("lsn > ?", [lsn]) if task_id is None else ("task_id = ? AND lsn > ?", [task_id, lsn])
         )
+        if upto is not None:
+            where, args = f"{where} AND lsn <= ?", [*args, upto]
         if last is None:
             sql = f"SELECT {OP_COLUMNS} FROM ops WHERE {where} ORDER BY lsn LIMIT ?"
             limit = [-1 if first is None else max(0, first)]
