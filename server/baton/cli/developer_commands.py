@@ -235,6 +235,10 @@ async def cmd_decide(args: argparse.Namespace) -> None:
         edited = text.splitlines(keepends=True)
     conflicts: list[str] = []
     async with await open_workspace(args) as ws:
+        if getattr(args, "whole_task", None) is not None:
+            args.hunks = await _kept_of(ws, args.whole_task, args.hunks)
+        elif not args.hunks:
+            raise InvalidInput("name the hunks to undo, or --task TASK for all its kept ones")
         results = []
         for ref in args.hunks:
             task_id, hunk = await find_hunk(ws, ref)
@@ -261,6 +265,25 @@ async def cmd_decide(args: argparse.Namespace) -> None:
     emit(args, results, lambda: "\n".join(f"{h.id} {status_word(h)}" for h in results))
     if conflicts:  # recorded, not written: the developer's newer edit is in those lines
         raise CommandFailed("; ".join(conflicts))
+
+
+async def _kept_of(ws: Workspace, task_id: str, named: list[str]) -> list[str]:
+    """`baton undo --task`: the ids of every hunk of the task that was kept, in review
+    order. Each is undone as one `baton undo HUNK` would (its old lines back where its
+    new lines still are; a region changed since is a conflict), so each can be kept again."""
+    if named:
+        raise InvalidInput("--task undoes every kept hunk of the task: name no hunks with it")
+    state = await ws.state(task_id)
+    kept = [h for h in in_review_order(state.hunks.values()) if h.status == HunkStatus.APPLIED]
+    applied = [h for h in kept if not h.landed]
+    if applied:
+        raise InvalidInput(
+            f"{len(applied)} hunk(s) of {task_id} were accepted proposals Baton applied "
+            f"({', '.join(h.id for h in applied[:5])}): undo those with a new change"
+        )
+    if not kept:
+        raise InvalidInput(f"task {task_id} has no kept hunk to undo")
+    return [h.id for h in kept]
 
 
 async def cmd_finish(args: argparse.Namespace) -> None:

@@ -216,7 +216,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.set_defaults(run="resume")
     for name in ("accept", "reject", "keep", "undo", "reopen"):
         if s := add(name, common):
-            s.add_argument("hunks", nargs="+", metavar="HUNK", help="hunk id or unique prefix")
+            many = "*" if name == "undo" else "+"
+            s.add_argument("hunks", nargs=many, metavar="HUNK", help="hunk id or unique prefix")
+            if name == "undo":
+                s.add_argument(
+                    "--task",
+                    dest="whole_task",
+                    metavar="TASK",
+                    help="every hunk of TASK the developer kept (instead of HUNKs)",
+                )
             s.add_argument("--reviewer", default="developer")
             if name in ("reject", "undo", "keep"):
                 s.add_argument("-m", "--comment", default="", help="why; the agent reads it")
