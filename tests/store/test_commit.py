@@ -250,3 +250,31 @@ async def test_the_brief_knows_what_is_committed(tmp_path: Path) -> None:
         ]
         assert brief.uncommitted == 1
         assert any("never commit it again" in a for a in brief.next_actions)
+
+
+async def test_status_tells_kept_from_committed(tmp_path: Path) -> None:
+    """`baton status` (from the review index, not a fold) counts the kept hunks a commit
+    holds, and says how many are kept and not yet committed."""
+    import json
+    import sys
+
+    root = repo(tmp_path / "r")
+    async with await Worker.open(root, worker_id="w") as worker:
+        task = await kept_and_pending(worker, keep={0, 2}, pend={4})
+
+        def status() -> tuple[dict[str, object], str]:
+            cmd = [sys.executable, "-m", "baton", "status", "-w", str(root)]
+            as_json = subprocess.run([*cmd, "--json"], capture_output=True, text=True)
+            human = subprocess.run(cmd, capture_output=True, text=True)
+            return json.loads(as_json.stdout)[0], human.stdout
+
+        row, text = status()
+        assert row["committed"] == 0 and "2 kept hunk(s) not yet committed" in text
+        await calls.commit(worker.ws, "t1")
+        row, text = status()
+        assert row["committed"] == 2 and "not yet committed" not in text
+        pending = [h for h in (await worker.ws.state("t1")).hunks.values() if h.status == "pending"]
+        await decide(worker.ws, "t1", pending[0].id, Decision.ACCEPTED)
+        await task.apply()
+        row, text = status()
+        assert row["committed"] == 2 and "1 kept hunk(s) not yet committed" in text

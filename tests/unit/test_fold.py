@@ -9,6 +9,9 @@ from baton.core.fold import fold, rebuild, replay
 from baton.core.ops import (
     ChangeKind,
     ChangeProposed,
+    CommitDone,
+    CommitFailed,
+    CommitIntent,
     ContextRead,
     ContextText,
     Decision,
@@ -100,8 +103,27 @@ payloads: st.SearchStrategy[tuple[OpKind, Payload]] = st.one_of(
         lambda i: (OpKind.EFFECT_FAILED, EffectFailed(effect_id=f"e-{i}", reason="moved")),
         st.sampled_from(HUNK_IDS),
     ),
+    st.builds(
+        lambda k, ids: (
+            OpKind.COMMIT_INTENT,
+            CommitIntent(
+                commit_id=f"k-{k}", hunk_ids=ids, first_lsn=1, last_lsn=9, branch="main",
+                parent=None, paths=[],
+            ),
+        ),
+        st.sampled_from("12"),
+        st.lists(st.sampled_from(HUNK_IDS), unique=True, max_size=3),
+    ),
+    st.builds(
+        lambda k: (OpKind.COMMIT_DONE, CommitDone(commit_id=f"k-{k}", sha="b" * 40)),
+        st.sampled_from("12"),
+    ),
+    st.builds(
+        lambda k: (OpKind.COMMIT_FAILED, CommitFailed(commit_id=f"k-{k}", why="a hook said no")),
+        st.sampled_from("12"),
+    ),
     st.just((OpKind.TASK_FINISHED, TaskFinished(summary="ok"))),
-)
+)  # fmt: skip
 
 
 def make_log(items: list[tuple[OpKind, Payload]]) -> list[Op]:

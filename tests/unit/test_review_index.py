@@ -190,6 +190,9 @@ def test_the_tally_is_a_recount_after_every_op(items: list[tuple[OpKind, Payload
     for op in make_log(items):
         apply_in_place(state, op)
         assert state.tally() == recount(state)
+        done = {h for c in state.commits.values() if c.status == "done" for h in c.hunk_ids}
+        kept = [h for h in state.hunks.values() if h.status == HunkStatus.APPLIED]
+        assert state.committed_kept == sum(1 for h in kept if h.id in done)
     assert state == rebuild("t", make_log(items))  # the tally is part of a state's equality
 
 

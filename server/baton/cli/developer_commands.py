@@ -24,6 +24,7 @@ from baton.effects.landings import Landed
 from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task
 from baton.review.decisions import ReviewRefused, decide, find_hunk
+from baton.workspace import git
 from baton.workspace.superseded import superseded_hunks
 from baton.workspace.workspace import Workspace, find_root
 
@@ -37,6 +38,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         overview = await calls.overview(ws)
         behind = {row.info.task_id for row in overview if row.review.lagging(ws)}
+        in_git = git.inside(ws.root)
     rows = [(row.info, row.review, row.counts) for row in overview]
     damaged = [(info.task_id, r.unreadable) for info, r, _ in rows if r.unreadable]
     data = [
@@ -51,6 +53,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
             "hunks": {k.value: v for k, v in counts.items()},
             "landed": {k.value: v for k, v in r.summary.landed().items()},
             "conflicts": r.summary.conflicts(),
+            "committed": r.summary.committed,
             "unreadable_ops": r.unreadable,
         }
         # Only when it is so: with one checkout the output is what it always was.
@@ -68,6 +71,12 @@ async def cmd_status(args: argparse.Namespace) -> None:
             f"\ntask {t}: other checkouts wrote files this one lacks; `baton checkout {t}` "
             "brings them here"
             for t in sorted(behind)
+        )
+        notes += "".join(
+            f"\ntask {info.task_id}: {n} kept hunk(s) not yet committed; `baton commit "
+            f"{info.task_id}` commits exactly those"
+            for info, r, c in rows
+            if in_git and (n := c[HunkStatus.APPLIED] - r.summary.committed) > 0
         )
         return (
             notes.lstrip("\n")

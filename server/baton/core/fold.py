@@ -195,6 +195,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
             if made is not None and made.status == "intent":  # settled once
                 if isinstance(p, CommitDone):
                     made.status, made.sha = "done", p.sha
+                    state.commit_made(made)
                 else:
                     made.status, made.why = "failed", p.why
                 state.touch("commits", made.id)

@@ -49,9 +49,8 @@ MOVES_NOTHING = frozenset(
         OpKind.CONTEXT_NOTE,
         OpKind.CONTEXT_DELIVERED,
         OpKind.CHANGE_LANDING,  # an intent: no hunk yet, and no write another checkout lacks
-        OpKind.COMMIT_INTENT,  # git's history, not the files' review state
-        OpKind.COMMIT_DONE,
-        OpKind.COMMIT_FAILED,
+        OpKind.COMMIT_INTENT,  # git's history, not the files' review state (a commit made
+        OpKind.COMMIT_FAILED,  # moves the summary's committed count: COMMIT_DONE moves it)
     }
 )
 """Kinds whose fold changes neither a hunk, nor the superseded count, nor a write that
@@ -141,6 +140,8 @@ class ReviewSummary(Model):
     tally: list[tuple[HunkStatus, bool, bool, int]]
     """The live hunks by (status, landed, in conflict), as `TaskState.tally`."""
     writes: WriteTally
+    committed: int = 0
+    """Kept hunks a `baton commit` holds (`TaskState.committed_kept`)."""
 
     def by_key(self) -> dict[TallyKey, int]:
         return {(s, landed, conflict): n for s, landed, conflict, n in self.tally}
@@ -180,6 +181,7 @@ def summary_of(state: TaskState, writes: WriteTally) -> ReviewSummary:
         superseded=state.superseded,
         tally=[(s, landed, c, n) for (s, landed, c), n in sorted(state.tally().items())],
         writes=writes,
+        committed=state.committed_kept,
     )
 
 

@@ -244,6 +244,11 @@ class TaskState(Model):
     """The hunks by `tally_key`, kept as the fold moves them (add_hunk, set_status,
     set_conflict, drop_superseded: the only ways a hunk's status or conflict change), so
     counting a long task's hunks costs nothing; rebuilt from `hunks` by a load."""
+    _committed: set[str] = PrivateAttr(default_factory=set)
+    """Hunk ids a commit made holds (`commits` done): rebuilt by a load."""
+    _committed_kept: int = PrivateAttr(default=0)
+    """How many of them are kept (applied) now, kept as `_count` moves hunks: what `baton
+    status` tells apart as committed from kept, without a pass over the hunks."""
     _review: dict[str, None] = PrivateAttr(default_factory=dict)
     """Hunks changed since `review_lsn` (an ordered set): what the store's review index
     lacks of this state (review_index.py)."""
@@ -273,6 +278,11 @@ class TaskState(Model):
             key = tally_key(hunk)
             tally[key] = tally.get(key, 0) + 1
         self._tally = tally
+        self._committed = {
+            h for c in self.commits.values() if c.status == "done" for h in c.hunk_ids
+        }
+        kept = (self.hunks.get(h) for h in self._committed)
+        self._committed_kept = sum(1 for k in kept if k and k.status == HunkStatus.APPLIED)
         # A state just made or loaded knows no change before its own lsn: the record of
         # hunk changes (`review_changes`) starts there.
         self._review, self._review_lsn, self._writes_moved = {}, self.lsn, True
@@ -295,12 +305,13 @@ class TaskState(Model):
         whether a checkpoint of it was written a moment ago or not)."""
         if not isinstance(other, TaskState):
             return NotImplemented
-        return (self.__dict__, self._by_path, self._pending, self._tally) == (
-            other.__dict__,
-            other._by_path,
-            other._pending,
-            other._tally,
-        )
+        return (
+            self.__dict__,
+            self._by_path,
+            self._pending,
+            self._tally,
+            self._committed_kept,
+        ) == (other.__dict__, other._by_path, other._pending, other._tally, other._committed_kept)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -375,6 +386,8 @@ class TaskState(Model):
         self._writes_moved = False
 
     def _count(self, hunk: HunkState, by: int) -> None:
+        if hunk.status == HunkStatus.APPLIED and hunk.id in self._committed:
+            self._committed_kept += by
         key = tally_key(hunk)
         left = self._tally.get(key, 0) + by
         if left:
@@ -506,6 +519,23 @@ class TaskState(Model):
     def dangling_landings(self) -> list[LandingState]:
         """Agent writes announced and never settled: the agent or its hook died."""
         return [x for x in self.landings.values() if x.status == "intent"]
+
+    def commit_made(self, commit: CommitState) -> None:
+        """A commit of kept hunks was made: its hunks count as committed from now on,
+        and the review index hears of them (the summary counts them)."""
+        for hid in commit.hunk_ids:
+            if hid in self._committed:
+                continue
+            self._committed.add(hid)
+            hunk = self.hunks.get(hid)
+            if hunk is not None:
+                self._committed_kept += hunk.status == HunkStatus.APPLIED
+                self.touch("hunks", hid)
+
+    @property
+    def committed_kept(self) -> int:
+        """Kept hunks a commit made holds (the rest of the kept ones are not committed)."""
+        return self._committed_kept
 
     def committed(self) -> set[str]:
         """Hunk ids a commit made or in the making holds: never committed again."""
