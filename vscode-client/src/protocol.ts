@@ -35,6 +35,8 @@ export const UNDO = 'baton.undo';
 export const REOPEN = 'baton.reopen';
 export const KEEP_ALL = 'baton.keepAll';
 export const UNDO_ALL = 'baton.undoAll';
+/** `{taskId, message?, branch?}`: one git commit of exactly the task's kept hunks. */
+export const COMMIT = 'baton.commit';
 export const COMMANDS = [
   ACCEPT,
   REJECT,
@@ -49,6 +51,7 @@ export const COMMANDS = [
   REOPEN,
   KEEP_ALL,
   UNDO_ALL,
+  COMMIT,
 ] as const;
 export type ServerCommand = (typeof COMMANDS)[number];
 
@@ -75,6 +78,13 @@ export interface AcceptEditedArgs extends HunkArgs {
 }
 
 /** `uri` for one file, `taskId` for a task, both: the intersection, neither: everything. */
+/** `baton.commit`'s argument (docs/protocol.md, CommitArgs). */
+export interface CommitArgs {
+  taskId: string;
+  message?: string;
+  branch?: string | null;
+}
+
 export interface ScopeArgs {
   uri?: string | null;
   taskId?: string | null;

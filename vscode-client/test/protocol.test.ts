@@ -129,7 +129,7 @@ describe('protocol.ts mirrors protocol.py', () => {
   it('has the same payload fields as the pydantic models', () => {
     const py = pyModels();
     const ts = tsInterfaces();
-    const mirrored = ['HunkArgs', 'RejectArgs', 'AcceptEditedArgs', 'ScopeArgs', 'TaskArgs', 'HunkView',
+    const mirrored = ['HunkArgs', 'RejectArgs', 'AcceptEditedArgs', 'ScopeArgs', 'CommitArgs', 'TaskArgs', 'HunkView',
       'TaskView', 'HunkContent', 'StateChange', 'RestoredTask', 'Restore', 'Proposal', 'WrittenHunk'];
     for (const name of py.keys()) {
       if (name === 'Args') continue;

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from baton.api import calls
 from baton.core.hunks import split_lines
 from baton.core.ops import Decision, HunkStatus
 from baton.core.state import HunkState, in_review_order
 from baton.review.decisions import decide
+from baton.store import TaskNotFound
 from baton.workspace.workspace import Workspace
 
 from . import presentation
@@ -172,6 +174,35 @@ def register(server: BatonServer) -> None:
         tell_held(ls, [(r["uri"], r["outcome"]) for r in results])
         await presentation.changed(ls, [r["uri"] for r in results], "review")
         return results
+
+    @server.command(p.COMMIT)
+    @store_request
+    async def commit(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """`baton commit` from the editor: the same effect, the same refusals (an error
+        whose message is the reason), and a message saying what was made."""
+        a = p.parse(p.CommitArgs, args)
+        held = [ws for ws, state in await ls.states() if state.task_id == a.task_id]
+        if not held:
+            raise TaskNotFound(f"no task {a.task_id!r}")
+        done = await calls.commit(held[0], a.task_id, extra=a.message, branch=a.branch)
+        short = (done.sha or "")[:12]
+        if done.outcome == "committed":
+            ls.tell(
+                f"Baton committed {len(done.hunk_ids)} kept hunk(s) of {a.task_id} as {short} "
+                f"on {done.branch}."
+            )
+        elif done.outcome == "already":
+            ls.tell(f"Nothing new to commit: {a.task_id}'s kept hunks are in {short}.")
+        else:
+            ls.tell(f"Nothing to commit: {a.task_id} has no kept hunk.")
+        return {
+            "outcome": done.outcome,
+            "sha": done.sha,
+            "branch": done.branch,
+            "hunkIds": list(done.hunk_ids),
+            "paths": list(done.paths),
+            "notes": list(done.notes),
+        }
 
     @server.command(p.DIFF)
     @store_request

@@ -45,6 +45,7 @@ UNDO = "baton.undo"
 REOPEN = "baton.reopen"
 KEEP_ALL = "baton.keepAll"
 UNDO_ALL = "baton.undoAll"
+COMMIT = "baton.commit"
 COMMANDS = (
     ACCEPT,
     REJECT,
@@ -59,6 +60,7 @@ COMMANDS = (
     REOPEN,
     KEEP_ALL,
     UNDO_ALL,
+    COMMIT,
 )
 
 SOURCE = "baton"
@@ -124,6 +126,14 @@ class ScopeArgs(Args):
 LiveStatus = Literal["pending", "accepted", "rejected", "applied", "undone"]
 """The stored statuses a `baton/task` page can list (superseded hunks it never lists)."""
 LIVE = get_args(LiveStatus)
+
+
+class CommitArgs(Args):
+    """`baton.commit`: one git commit of the task's kept hunks (docs/cli.md, `baton commit`)."""
+
+    task_id: str = Field(alias="taskId")
+    message: str = Field(default="", max_length=MAX_TEXT)
+    branch: str | None = Field(default=None, max_length=200)
 
 
 class TaskArgs(Args):
