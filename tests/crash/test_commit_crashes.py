@@ -51,3 +51,24 @@ async def test_killed_then_run_again_commits_once(tmp_path: Path, point: str) ->
     third = baton_commit(root)
     assert third.returncode == 0 and "Nothing new to commit" in third.stdout
     assert count_commits(root) == 2
+
+
+async def test_a_commit_amended_after_the_crash_is_still_found(tmp_path: Path) -> None:
+    """Killed right after git made the commit; the developer then rewords it (a new sha,
+    the trailers kept): the next run finds it by its trailers and makes no second
+    commit, and brings the developer's index over it."""
+    root = repo(tmp_path / "r")
+    async with await Worker.open(root, worker_id="w") as worker:
+        await kept_and_pending(worker, keep={2}, pend=set())
+    killed = baton_commit(root, "commit.after_git")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    made = git(root, "rev-parse", "HEAD").strip()
+    trailer = git(root, "log", "-1", "--format=%B").strip().split("\n\n")[-1]
+    git(root, "commit", "-q", "--amend", "--only", "-m", f"Reworded by hand\n\n{trailer}")
+    assert git(root, "rev-parse", "HEAD").strip() != made
+    again = baton_commit(root)
+    assert again.returncode == 0, again.stderr
+    assert "Nothing new to commit" in again.stdout
+    assert count_commits(root) == 2  # start, and the reworded commit: none more
+    assert git(root, "show", "HEAD:calc.py") == source({2: 102})
+    assert git(root, "diff", "--cached") == ""  # the index brought over it
