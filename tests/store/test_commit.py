@@ -278,3 +278,19 @@ async def test_status_tells_kept_from_committed(tmp_path: Path) -> None:
         await task.apply()
         row, text = status()
         assert row["committed"] == 2 and "1 kept hunk(s) not yet committed" in text
+
+
+async def test_one_commit_at_a_time_in_a_work_tree(tmp_path: Path) -> None:
+    """While one `baton commit` holds the work tree's commit lock (another process making
+    its commit), a second is refused and recovery leaves the first's intent alone."""
+    from baton.effects.commit import _alone
+
+    root = repo(tmp_path / "r")
+    async with await Worker.open(root, worker_id="w") as worker:
+        await kept_and_pending(worker, keep={1}, pend=set())
+        with _alone(root) as mine:
+            assert mine
+            with pytest.raises(CommitRefused, match="another `baton commit` is running"):
+                await calls.commit(worker.ws, "t1")
+        done = await calls.commit(worker.ws, "t1")
+        assert done.outcome == "committed" and count_commits(root) == 2

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -171,6 +172,28 @@ def _common_dir(root: Path) -> Path:
     return common if common.is_absolute() else (root / common).resolve()
 
 
+@contextlib.contextmanager
+def _alone(root: Path) -> Iterator[bool]:
+    """Hold this work tree's commit lock (a file in its git folder, flock'ed: the kernel
+    lets go when the process dies) while the block runs: whether it was free. Two `baton
+    commit`s of one work tree never plan the same hunks, and a recovery never settles a
+    commit another process is still making."""
+    try:
+        fd = os.open(_git_dir(root) / "baton-commit.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except (OSError, git.GitFailed):
+        yield True  # no git folder to lock in: nothing to commit there either
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
 def _check_repository(root: Path, branch: str | None) -> tuple[str, str | None]:
     """The branch to commit on and its head (None: no commit yet); refused when git
     is busy with something the developer must finish first."""
@@ -271,12 +294,24 @@ async def commit(
     ws: Workspace, task_id: str, *, extra: str = "", branch: str | None = None
 ) -> CommitResult:
     """Commit the task's kept hunks no commit holds yet (the module docstring)."""
+    ref, head = await asyncio.to_thread(_check_repository, ws.root, branch)
+    with _alone(ws.root) as alone:
+        if not alone:
+            raise CommitRefused("another `baton commit` is running in this work tree")
+        try:
+            return await _commit(ws, task_id, ref, head, extra)
+        except git.GitFailed as e:
+            raise CommitRefused(str(e)) from None
+
+
+async def _commit(
+    ws: Workspace, task_id: str, ref: str, head: str | None, extra: str
+) -> CommitResult:
     state = await ws.state(task_id)
-    await settle_commits(ws, state)
+    await settle_commits(ws, state, alone=True)
     state = await ws.state(task_id)
     kept = kept_uncommitted(state)
     root = ws.root
-    ref, head = await asyncio.to_thread(_check_repository, root, branch)
     if not kept:
         made = last_commit(state)
         if made is None:
@@ -305,7 +340,12 @@ async def commit(
         paths=plan,
         checkout=ws.checkout.id,
     )
-    await _record(ws, task_id, keys.derive("commit.intent", commit_id), intent)
+    try:
+        await ws.record(_op(task_id, keys.derive("commit.intent", commit_id), intent))
+    except OpConflict:  # another checkout planned this task's next commit at this instant
+        raise CommitRefused(
+            "another `baton commit` of this task was planned meanwhile: run it again"
+        ) from None
     crash_point("commit.before_git")
     text = message(state, first, last, extra)
     try:
@@ -339,14 +379,25 @@ async def commit(
     )
 
 
-async def _record(ws: Workspace, task_id: str, op_id: str, payload: Model) -> None:
-    kind = {
-        CommitIntent: OpKind.COMMIT_INTENT,
-        CommitDone: OpKind.COMMIT_DONE,
-        CommitFailed: OpKind.COMMIT_FAILED,
-    }[type(payload)]
-    with contextlib.suppress(OpConflict):  # settled by another first: that is the record
-        await ws.record(NewOp(op_id, task_id, 0, kind, payload, {}, fenced=False))
+_KINDS: dict[type[Model], OpKind] = {
+    CommitIntent: OpKind.COMMIT_INTENT,
+    CommitDone: OpKind.COMMIT_DONE,
+    CommitFailed: OpKind.COMMIT_FAILED,
+}
+
+
+def _op(task_id: str, op_id: str, payload: Model) -> NewOp:
+    """A commit's op: unfenced, as a reviewer's (the developer holds no lease)."""
+    return NewOp(op_id, task_id, 0, _KINDS[type(payload)], payload, {}, fenced=False)
+
+
+async def _record(
+    ws: Workspace, task_id: str, op_id: str, payload: CommitDone | CommitFailed
+) -> None:
+    """A commit's outcome: done and failed share one key, whoever settles first is the
+    record."""
+    with contextlib.suppress(OpConflict):
+        await ws.record(_op(task_id, op_id, payload))
 
 
 async def _first_lsn(ws: Workspace, task_id: str) -> int:
@@ -418,7 +469,7 @@ def _make(
     """Stage the plan in a temporary index over HEAD and run `git commit` on it (the
     repository's hooks run); the new commit's name."""
     root = ws.root
-    index = ws.root / ".baton" / f"commit-{commit_id}.index"
+    index = _git_dir(root) / f"baton-commit-{commit_id}.index"
     top = git.prefix(root).decode("utf-8", "surrogateescape")
     try:
         if head is not None:
@@ -521,15 +572,23 @@ def _bring_index(root: Path, plan: list[CommitPath]) -> list[str]:
     return notes
 
 
-async def settle_commits(ws: Workspace, state: TaskState) -> list[str]:
+async def settle_commits(ws: Workspace, state: TaskState, *, alone: bool = False) -> list[str]:
     """Settle each commit of the task cut short in this checkout, as the one recovery
     path does (recovery.py) and as `commit` does first: found by its trailers, it is
     done and the developer's index is brought over it; not found, it never happened
-    (failed), and the next `commit` makes it. What was found, one line each."""
+    (failed), and the next `commit` makes it. A commit another process is still making
+    (it holds the lock) is left to it; `alone`: the caller holds the lock. What was
+    found, one line each."""
+    dangling = [
+        c for c in state.commits.values() if c.status == "intent" and ws.checkout.holds(c.checkout)
+    ]
+    if not dangling:
+        return []
+    if not alone:
+        with _alone(ws.root) as free:
+            return await settle_commits(ws, state, alone=True) if free else []
     said = []
-    for c in list(state.commits.values()):
-        if c.status != "intent" or not ws.checkout.holds(c.checkout):
-            continue
+    for c in dangling:
         sha = await asyncio.to_thread(_find, ws.root, state.task_id, c)
         key = keys.derive("commit.settled", c.id)
         if sha is None:
