@@ -29,8 +29,11 @@ editors:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq neovim vim vim-ale >/dev/null )
 
+# The fast tier on every core (a file's tests on one worker, as test-fast), then the slow
+# tier alone: the crash matrix and the real agents get the machine to themselves.
 test: $(STAMP) lint editors vscode vscode-e2e
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m 'not slow' -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -m slow -q
 
 # The VS Code extension: type check, unit tests (node --test), and vscode-client/baton.vsix.
 # npm ci runs again only when the lock file changes.
