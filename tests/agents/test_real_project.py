@@ -372,6 +372,8 @@ async def test_a_real_project_every_tool_recorded_kept_undone_and_briefed(
     for g in GENERATED:
         p.expect(g, None)
     p.check_disk()
+    made = root / "django/contrib/generated"  # the folder the command made stays, empty
+    assert not made.exists() or not any(made.iterdir())
     # … `git mv` is undone: the old path is back, byte for byte, the new one gone …
     p.baton("undo", "-m", MOVED_UNDO, one(MOVED[0]), one(MOVED[1]))
     p.expect(MOVED[0], before[MOVED[0]])
