@@ -4,14 +4,21 @@ file name, files without a final newline), committed to git the way a user has i
 `baton init claude-code` in it.
 
 One session changes it through every tool: Read + Edit of a real module, Write of a new
-file, and Bash — `sed -i` (also of a file whose name is not ASCII), `git mv`, `rm`, a
-Python generator writing 50 files — then 200 more Edits across four Django modules. Each
-change is a hunk of that session's task (`baton hunks --json`); the developer keeps some
-and undoes others with comments, from the CLI and from an editor on `baton serve`, and
-after each decision the files on disk are exactly what it says. With that many decisions
-the whole brief is several times Claude Code's 10,000-character inline limit, and the next
-session's first model request still holds page 1 inline: no `<persisted-output>`, the
-developer's newest comment, and the call that pages the rest."""
+file, and Bash — `sed -i` (also of a file whose name is not ASCII, and of one without a
+final newline), `git mv`, `rm`, a Python generator writing 50 files into a folder it
+makes, a change to Django's Latin-1 CSS file and to a PNG (named, not reviewable) — then
+200 more Edits across four Django modules. Each change is a hunk of that session's task
+(`baton hunks --json`); the developer keeps some and undoes others with comments, from
+the CLI and from an editor on `baton serve`, and after each decision every file of the
+tree is exactly what the decisions say. With that many decisions the whole brief is
+nearly three times Claude Code's 10,000-character inline limit, and the next session's
+first model request still holds page 1 inline: no `<persisted-output>`, the developer's
+newest comment, and the call that pages the rest.
+
+Two bugs of Baton's were found this way, each fixed with a focused test of its own: the
+Latin-1 file left a landing unsettled that stopped every later session's brief
+(tests/store/test_landed.py), and under load a file of the generator's was missed
+(tests/store/test_live_tree.py)."""
 
 from __future__ import annotations
 
