@@ -111,3 +111,41 @@ async def test_the_same_first_prompt_after_a_finish_starts_a_new_task(tmp_path: 
         await send(ws, fixture("UserPromptSubmit", tmp_path))
         ids = await ws.task_ids()
     assert ids == [first, f"{first}-1"]
+
+
+LATIN1 = "/* élan */\n.a { margin: 1 rem; }\n".encode("latin-1")
+"""A real project's text file that is not UTF-8 (Django ships such a CSS file): Baton
+cannot show it as hunks."""
+
+
+async def test_a_write_baton_cannot_show_is_named_at_once_and_never_blocks_a_session(
+    tmp_path: Path,
+) -> None:
+    """Through Edit and through Bash: the write is settled (named, not reviewed), so the
+    next session starts with its brief; before, the landing stayed unsettled and every
+    later SessionStart failed on it."""
+    (tmp_path / "calc.py").write_bytes(LATIN1)
+    (tmp_path / "notes.txt").write_bytes(LATIN1)
+    async with await Workspace.open(tmp_path) as ws:
+        await send(ws, fixture("UserPromptSubmit", tmp_path))
+        await send(ws, fixture("PreToolUse.Edit", tmp_path))
+        (tmp_path / "calc.py").write_bytes(LATIN1.replace(b"1 rem", b"2 rem"))  # the tool
+        edited = await send(ws, fixture("PostToolUse.Edit", tmp_path))
+        await send(ws, fixture("PreToolUse.Bash", tmp_path))
+        (tmp_path / "notes.txt").write_bytes(LATIN1.replace(b"1 rem", b"3 rem"))  # sed -i
+        shelled = await send(ws, fixture("PostToolUse.Bash", tmp_path))
+        await send(ws, fixture("SessionEnd", tmp_path))
+        later = await send(ws, fixture("SessionStart.startup", tmp_path, session_id="s-new"))
+        (task_id,) = await ws.task_ids()
+        state = await ws.state(task_id)
+    assert "Baton: Edit changed 1 file(s) it cannot show for review" in edited["systemMessage"]
+    assert "calc.py" in edited["systemMessage"]
+    assert "Baton: Bash changed 1 file(s) it cannot show" in shelled["systemMessage"]
+    assert "notes.txt" in shelled["systemMessage"]
+    assert "systemMessage" not in later, later
+    assert "# Handoff: Tidy the project" in context(later)
+    assert not state.dangling_landings() and not state.hunks
+    assert {x.path: x.status for x in state.landings.values()} == {
+        "calc.py": "unreviewable",
+        "notes.txt": "unreviewable",
+    }

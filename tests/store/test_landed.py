@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import EllipsisType
 
+import pytest
+
 from baton.api.worker import Task, Worker
+from baton.core.limits import MAX_FILE_BYTES
 from baton.core.ops import Decision, HunkStatus, OpKind
 from baton.effects import landings
 from baton.effects.apply import apply_accepted
@@ -212,3 +215,32 @@ async def test_un_accept_takes_a_proposal_back_to_pending_before_it_is_written(
     assert (await task.state()).hunks[hid].status == HunkStatus.PENDING
     assert await apply_accepted(task.ws, task.id) == []
     assert (project / "f.py").read_text() == BASE
+
+
+UNREVIEWABLE = {
+    "not UTF-8": ("/* élan */\n".encode("latin-1"), "/* élans */\n".encode("latin-1")),
+    "binary": (b"\x89PNG\r\n\x00\x01", b"\x89PNG\r\n\x00\x02"),
+    "over the limit": (b"x = 1\n", b"#\n" * (MAX_FILE_BYTES // 2 + 1)),
+}
+
+
+@pytest.mark.parametrize("kind", list(UNREVIEWABLE))
+async def test_a_write_that_cannot_be_shown_as_hunks_is_settled_all_the_same(
+    worker: Worker, project: Path, kind: str
+) -> None:
+    """Settled by its own hook or, after a crash, by recovery: never left dangling (every
+    takeover after it failed on it), recorded as `unreviewable`, with no hunks."""
+    before, after = UNREVIEWABLE[kind]
+    task = await worker.begin("t")
+    for name in ("hooked.css", "killed.css"):
+        (project / name).write_bytes(before)
+        await landings.announce(task.ws, task.id, name, name, "Edit", expected=...)
+        (project / name).write_bytes(after)
+    hooked = await landings.settle(task.ws, task.id, "hooked.css")
+    assert (hooked.outcome, hooked.hunk_ids) == ("unreviewable", ())
+    (killed,) = await landings.recover(task.ws, task.id)
+    assert (killed.path, killed.outcome) == ("killed.css", "unreviewable")
+    assert await landings.recover(task.ws, task.id) == []  # settled once
+    state = await task.state()
+    assert not state.dangling_landings() and not state.hunks and not state.changes
+    assert await landings.settle(task.ws, task.id, "hooked.css") == hooked  # a retried hook

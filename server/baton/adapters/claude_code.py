@@ -26,6 +26,7 @@ once per session, and the tool call goes ahead (hookio.py).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 from types import EllipsisType
 from typing import Any
@@ -299,15 +300,7 @@ async def _after_tool(ws: Workspace, task: Task, event: HookEvent, reply: Reply)
     landing = keys.landing_id(event.session_id, call)
     if tool in SHELLS and call:
         settled = await shell_snapshots.settle(ws, task.id, landing, tool)
-        if settled.unreviewable:
-            shown = ", ".join(settled.unreviewable[:20])
-            more = len(settled.unreviewable) - 20
-            names = f"{shown} and {more} more" if more > 0 else shown
-            await task.remark("note", f"{tool} changed files Baton cannot review: {names}")
-            reply.system.append(
-                f"Baton: {tool} changed {len(settled.unreviewable)} file(s) it cannot show "
-                f"for review (binary, too large, or not text): {names}."
-            )
+        await _unreviewable(task, tool, settled.unreviewable, reply)
         slow = shell_snapshots.unwatched(ws)
         if slow is not None and slow not in _told:
             _told.add(slow)
@@ -332,15 +325,33 @@ async def _after_tool(ws: Workspace, task: Task, event: HookEvent, reply: Reply)
     state = await task.state()
     if landing not in state.landings:  # its PreToolUse did not record: judge by the report
         original = _reported_original(event.tool_response)
-        if not isinstance(original, EllipsisType):
-            await landings.land(ws, task.id, landing, path, tool, original, epoch=task.epoch)
+        if isinstance(original, EllipsisType):
+            return
+        record = await landings.land(ws, task.id, landing, path, tool, original, epoch=task.epoch)
+    else:
+        reported = _reported_original(event.tool_response)
+        vouched = (
+            not isinstance(reported, EllipsisType)
+            and content_hash(reported) == state.landings[landing].pre_hash
+        )
+        record = await landings.settle(ws, task.id, landing, vouched=vouched, epoch=task.epoch)
+    if record.outcome == "unreviewable":
+        await _unreviewable(task, tool, [record.path], reply)
+
+
+async def _unreviewable(task: Task, tool: str, names: Sequence[str], reply: Reply) -> None:
+    """Files a tool changed that cannot be shown as hunks: named to the developer at once
+    (Claude Code shows a systemMessage) and in the task's notes, which the editor lists."""
+    if not names:
         return
-    reported = _reported_original(event.tool_response)
-    vouched = (
-        not isinstance(reported, EllipsisType)
-        and content_hash(reported) == state.landings[landing].pre_hash
+    shown = ", ".join(names[:20])
+    more = len(names) - 20
+    listed = f"{shown} and {more} more" if more > 0 else shown
+    await task.remark("note", f"{tool} changed files Baton cannot review: {listed}")
+    reply.system.append(
+        f"Baton: {tool} changed {len(names)} file(s) it cannot show "
+        f"for review (binary, too large, or not text): {listed}."
     )
-    await landings.settle(ws, task.id, landing, vouched=vouched, epoch=task.epoch)
 
 
 def _reported_original(response: Any) -> bytes | EllipsisType | None:

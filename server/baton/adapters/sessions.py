@@ -79,6 +79,8 @@ OUTCOME_WORDS = {
     "landed": "it landed whole and awaits the developer's review; build on it",
     "unknown": "the file changed, but not as the write meant (someone else may have "
     "edited it too): read the file again; the change is shown for review",
+    "unreviewable": "the file changed, and Baton cannot show it for review (binary, not "
+    "UTF-8 text, or too large): read the file again before relying on it",
 }
 
 

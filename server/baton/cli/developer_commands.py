@@ -433,6 +433,8 @@ LANDED_WORDS = {
     "landed": "an interrupted agent write, now awaiting review",
     "unknown": "an interrupted agent write (the file matches neither side), awaiting review",
     "unchanged": "an interrupted agent write that never reached the file",
+    "unreviewable": "an interrupted agent write to a file Baton cannot show for review "
+    "(binary, not UTF-8 text, or too large)",
 }
 
 

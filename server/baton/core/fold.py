@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .ops import (
+    HUNKLESS,
     ChangeLanded,
     ChangeLanding,
     ChangeProposed,
@@ -216,7 +217,7 @@ def _land(state: TaskState, op: Op, p: ChangeLanded) -> None:
     if landing is not None:
         landing.status, landing.change_id = p.outcome, p.change_id
         state.touch("landings", landing.id)
-    if p.outcome != "unchanged":
+    if p.outcome not in HUNKLESS:
         _propose(state, op, p, landed=True)
 
 

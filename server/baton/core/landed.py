@@ -108,3 +108,24 @@ def build_landed(
         hunks=refs,
     )
     return BuiltChange(payload, blobs)
+
+
+def build_unreviewable(
+    task_id: str, path: str, landing_id: str, pre: bytes | None, post: bytes | None, reason: str
+) -> BuiltChange:
+    """The `change.landed` op for a write that cannot be shown as hunks (binary, not UTF-8,
+    over the size limit; `reason` says which): no hunks, the hashes of the file before and
+    after, so the landing is settled and no takeover finds it dangling. Its content is not
+    kept: there is nothing to review or undo."""
+    payload = ChangeLanded(
+        change_id=keys.landed_change_id(task_id, landing_id),
+        landing_id=landing_id,
+        outcome="unreviewable",
+        path=path,
+        kind=change_kind(pre, post),
+        base_hash=digest(pre) if pre is not None else None,
+        new_hash=digest(post) if post is not None else None,
+        hunks=[],
+        summary=reason,
+    )
+    return BuiltChange(payload, {})

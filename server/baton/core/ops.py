@@ -247,14 +247,21 @@ class ChangeLanding(Model):
     checkouts were told apart, the workspace's original checkout."""
 
 
-LandedOutcome = Literal["landed", "unchanged", "unknown"]
+LandedOutcome = Literal["landed", "unchanged", "unknown", "unreviewable"]
+
+HUNKLESS: frozenset[LandedOutcome] = frozenset({"unchanged", "unreviewable"})
+"""Outcomes of a landing that record no change: nothing reached the file, or what did
+cannot be shown as hunks."""
 
 
 class ChangeLanded(ChangeProposed):
     """The write an agent's tool made, as hunks against the file's last reviewed state
     (see landing.py). `unchanged`: the tool wrote nothing (no hunks); `unknown`: the file
     is neither what the tool was expected to make nor what it was, so someone else may
-    have edited it too: the hunks are shown, marked so."""
+    have edited it too: the hunks are shown, marked so; `unreviewable`: the file changed
+    but is not text Baton can diff (binary, not UTF-8, over the size limit): no hunks, the
+    reason in `summary`, and the file named to the developer. Settled all the same, so
+    that no takeover finds it dangling."""
 
     model_config = LATER
 

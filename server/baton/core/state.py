@@ -156,7 +156,7 @@ class LandingState(Entry):
     pre_blob: Hash | None
     expected_hash: Hash | None
     expects_deletion: bool = False
-    status: Literal["intent", "landed", "unchanged", "unknown"] = "intent"
+    status: Literal["intent", "landed", "unchanged", "unknown", "unreviewable"] = "intent"
     change_id: str | None = None
     lsn: int
     checkout: str | None = None

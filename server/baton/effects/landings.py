@@ -11,6 +11,11 @@ agent's hook, a retried hook and recovery agree. What the file is decides, as fo
 * anything else                → it changed, by the tool or someone else as well: the
                                  hunks are shown all the same, marked `unknown`.
 
+A file that is not text Baton can diff (binary, not UTF-8, over the size limit) before or
+after is settled `unreviewable`: no hunks, its name told to the developer by the caller.
+Every landing is settled, whatever the file holds: one left dangling would stop every
+takeover after it.
+
 Right after the tool, with no expectation to compare (a tool whose result cannot be
 foreseen), the change is the tool's.
 """
@@ -23,9 +28,9 @@ from dataclasses import dataclass
 from types import EllipsisType
 
 from baton.core import keys, paths
-from baton.core.changes import BuiltChange
+from baton.core.changes import BuiltChange, ChangeRefused
 from baton.core.hashing import content_hash, digest
-from baton.core.landed import Awaiting, build_landed, reviewed_base
+from baton.core.landed import Awaiting, build_landed, build_unreviewable, reviewed_base
 from baton.core.ops import (
     ChangeKind,
     ChangeLanded,
@@ -131,10 +136,15 @@ async def settle(
         built = build_landed(task_id, landing.path, landing_id, None, None, (), "unchanged")
     else:
         pre = await ws.store.get_blob(landing.pre_blob) if landing.pre_blob else None
-        base = reviewed_base(pre, await _awaiting(ws, state, landing.path))
-        edited_over = base.edited_over
-        decided = _decided_landed(state)
-        built = build_landed(task_id, landing.path, landing_id, base.data, post, decided, outcome)
+        try:
+            base = reviewed_base(pre, await _awaiting(ws, state, landing.path))
+            decided = _decided_landed(state)
+            built = build_landed(
+                task_id, landing.path, landing_id, base.data, post, decided, outcome
+            )
+            edited_over = base.edited_over
+        except ChangeRefused as e:  # binary, not UTF-8, too large: settled, named, not shown
+            built = build_unreviewable(task_id, landing.path, landing_id, pre, post, str(e))
     await _record(ws, task_id, built, epoch)
     state = await ws.state(task_id)
     return _result(state, state.landings[landing_id], edited_over)

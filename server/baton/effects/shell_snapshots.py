@@ -26,7 +26,6 @@ from pathlib import Path
 from weakref import WeakKeyDictionary
 
 from baton.core import paths
-from baton.core.changes import ChangeRefused
 from baton.core.keys import derive
 from baton.effects import landings
 from baton.workspace.workspace import Workspace
@@ -160,16 +159,13 @@ async def settle(
             unreviewable.append(paths.escaped(path))  # binary, oversized, an odd name
             continue
         pre = await ws.store.get_blob(str(old[3])) if old is not None else None
-        try:
-            landed.append(
-                await landings.land(
-                    ws, task_id, derive(landing_id, path)[:16], path, tool, pre,
-                    after_tool=after_tool,
-                )
-            )  # fmt: skip
-        except ChangeRefused:
+        record = await landings.land(
+            ws, task_id, derive(landing_id, path)[:16], path, tool, pre, after_tool=after_tool,
+        )  # fmt: skip
+        if record.outcome == "unreviewable":  # text to the manifest, not to a diff
             unreviewable.append(path)
-            continue
+        else:
+            landed.append(record)
     with contextlib.suppress(FileNotFoundError):
         own.unlink()
     paths_landed = tuple(x.path for x in landed)

@@ -143,11 +143,15 @@ class TreeWatch:
 
     def _add_tree(self, top: str) -> None:
         """Watch `top` and every folder under it; its files are owed a look (they may
-        have been made before the watch was there)."""
+        have been made before the watch was there). Each folder is watched first and
+        listed after: a file made between a listing and its watch would have neither an
+        entry nor an event (os.walk lists first; a generator writing into the folder it
+        just made lost a file that way under load)."""
         base = self.root
-        for here, dirs, files in os.walk(os.path.join(base, top) if top else base):
-            rel = os.path.relpath(here, base)
-            rel = "" if rel == "." else rel.replace(os.sep, "/")
+        todo = [top]
+        while todo:
+            rel = todo.pop()
+            here = os.path.join(base, rel) if rel else base
             try:
                 wd = self.notify.add_watch(here, self.mask)
             except OSError as e:
@@ -157,11 +161,19 @@ class TreeWatch:
                         f"{len(self.folders)} folders; {WATCH_LIMIT_HINT}"
                     )
                     return
-                dirs[:] = []  # gone already, or not ours to read
-                continue
+                continue  # gone already, or not ours to read
             self.folders[wd] = rel
-            dirs[:] = [d for d in dirs if not self.skip(f"{rel}/{d}" if rel else d)]
-            self.pending.files.update(f"{rel}/{n}" if rel else n for n in files)
+            try:
+                with os.scandir(here) as entries:
+                    listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+            except OSError:
+                continue  # gone since: its watch reports it
+            for name, is_dir in listed:
+                path = f"{rel}/{name}" if rel else name
+                if not is_dir:
+                    self.pending.files.add(path)
+                elif not self.skip(path):
+                    todo.append(path)
 
     def _drop_tree(self, top: str) -> None:
         """Stop watching a folder moved away: its watch would report from its new place

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from baton.core.ops import (
+    HUNKLESS,
     ChangeLanded,
     ChangeLanding,
     ContextRead,
@@ -72,7 +73,7 @@ async def history(ws: Workspace, task_id: str) -> History:
             elif isinstance(p, ChangeLanded) and p.landing_id not in settled:
                 settled.add(p.landing_id)
                 landing = landings.get(p.landing_id)
-                if landing is not None and p.outcome != "unchanged":
+                if landing is not None and p.outcome not in HUNKLESS:
                     found.writes.append(_landed_write(op.lsn, landing, p))
             elif isinstance(p, EffectIntent) and p.kind == "apply":
                 intents.setdefault(p.effect_id, p)
