@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
-from baton.core import paths
+from baton.core import keys, paths
 from baton.core.changes import ChangeRefused
-from baton.core.keys import derive
 from baton.effects import landings
 from baton.workspace.workspace import Workspace
 
@@ -163,7 +162,7 @@ async def settle(
         try:
             landed.append(
                 await landings.land(
-                    ws, task_id, derive(landing_id, path)[:16], path, tool, pre,
+                    ws, task_id, keys.file_landing(landing_id, path), path, tool, pre,
                     after_tool=after_tool,
                 )
             )  # fmt: skip
