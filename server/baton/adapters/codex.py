@@ -29,12 +29,13 @@ A hook never stands in Codex's way: whatever fails is logged and the tool call g
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from types import EllipsisType
 from typing import Any
 
 from baton.api.worker import Task, handoff
-from baton.core import apply_patch, brief_pages, keys
+from baton.core import apply_patch, brief_pages, keys, paths
 from baton.core.brief_pages import BESIDE_BRIEF, CODEX_CONTEXT
 from baton.effects import landings, recovery, shell_snapshots
 from baton.effects.final_state import read_current
@@ -74,7 +75,8 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         if task is None:
             task = await sessions.current(ws, session, take_over=True)
         if task is None:
-            await sessions.start(ws, session, prompt)
+            started = await sessions.start(ws, session, prompt)
+            sessions.note_briefed(ws, session, started.epoch)  # it knows its own task
             return reply
         await recovery.settle_unfinished(ws, task.id, turn_over=False)
         await turns.tell(ws, task, reply, FEEDBACK_CHARS)
@@ -184,10 +186,12 @@ async def _before_tool(ws: Workspace, task: Task, event: HookEvent) -> None:
     if patch is not None:
         writes = await asyncio.to_thread(_writes, ws, *patch)
         for path, expected in writes:
-            await landings.announce(
-                ws, task.id, keys.file_landing(landing, path), path, PATCH,
-                expected=expected, epoch=task.epoch,
-            )  # fmt: skip
+            # A file that cannot be one (under a file, say) is one Codex cannot write.
+            with contextlib.suppress(paths.PathRefused, OSError):
+                await landings.announce(
+                    ws, task.id, keys.file_landing(landing, path), path, PATCH,
+                    expected=expected, epoch=task.epoch,
+                )  # fmt: skip
     elif event.tool_name in SHELLS:
         await shell_snapshots.take(ws, task.id, landing, event.tool_name)
 
