@@ -66,8 +66,10 @@ class Request:
     def texts(self, role: str) -> list[str]:
         """The text of every `message` item of `role` (developer, user, assistant)."""
         return [
-            _text(i) for i in self.input if i.get("type", "message") == "message" and i.get("role") == role
-        ]  # fmt: skip
+            _text(i)
+            for i in self.input
+            if i.get("type", "message") == "message" and i.get("role") == role
+        ]
 
     def developer_text(self) -> str:
         return "\n".join(self.texts("developer"))

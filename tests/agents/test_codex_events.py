@@ -7,6 +7,7 @@ recorded (the sample's note says what the probe found on disk at each hook)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -165,7 +166,8 @@ async def test_apply_patch_through_the_shell_lands_as_the_patch_at_the_next_even
         for x in state.landings
         if state.landings[x].change_id == h.change_id
     ]
-    assert (path, summary, tool) == ("hello.txt", "change 1 line: world, via shell apply_patch", "apply_patch")
+    assert path == "hello.txt" and tool == "apply_patch"
+    assert summary == "change 1 line: world, via shell apply_patch"
 
 
 async def test_a_shell_command_lands_what_it_changed(tmp_path: Path) -> None:
@@ -175,7 +177,10 @@ async def test_a_shell_command_lands_what_it_changed(tmp_path: Path) -> None:
         task_id = await started(ws, tmp_path)
         # exec_command's workdir is not in the payload: the capture sees the whole tree
         await send(ws, sample("pre_tool_use.bash.with_workdir", tmp_path))
-        subprocess.run(["sed", "-i", "s/world/planet/", "hello.txt"], cwd=tmp_path, check=True)
+        sed = await asyncio.create_subprocess_exec(
+            "sed", "-i", "s/world/planet/", "hello.txt", cwd=tmp_path
+        )
+        assert await sed.wait() == 0
         (tmp_path / "sub" / "made_in_sub.txt").write_text("x\n")
         await send(ws, sample("post_tool_use.bash.with_workdir", tmp_path))
         state = await ws.state(task_id)

@@ -26,7 +26,11 @@ def sample_patch(name: str) -> str:
         ("pre_tool_use.apply_patch.move", [("update", "mv_src.txt", "moved/mv_dst.txt")]),
         (
             "pre_tool_use.apply_patch.multi_add_update_delete",
-            [("update", "hello.txt", None), ("add", "added.txt", None), ("delete", "old.txt", None)],
+            [
+                ("update", "hello.txt", None),
+                ("add", "added.txt", None),
+                ("delete", "old.txt", None),
+            ],
         ),
         (
             "pre_tool_use.apply_patch.partial_failure",

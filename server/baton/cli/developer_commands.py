@@ -275,6 +275,11 @@ async def cmd_init(args: argparse.Namespace) -> None:
     from baton.adapters.install import Changed, init
 
     root = Path(args.workspace).resolve() if args.workspace else Path.cwd()
+    if args.product == "codex":
+        await _init_codex(args, root)
+        return
+    if args.trust or args.codex:
+        raise InvalidInput("--trust and --codex are for `baton init codex`")
     async with await Workspace.open(root):
         pass  # .baton/ made now: the hooks find it whatever folder Claude Code starts in
     from baton.adapters import gates
@@ -288,6 +293,26 @@ async def cmd_init(args: argparse.Namespace) -> None:
         args,
         [{"path": str(c.path), "change": c.what} for c in changed],
         lambda: "\n".join(f"{c.path}: {c.what}" for c in changed) or "nothing to change",
+    )
+
+
+async def _init_codex(args: argparse.Namespace, root: Path) -> None:
+    from baton.adapters import codex_setup
+
+    if args.gate or args.mcp:
+        raise InvalidInput(
+            "--gate and --mcp are Claude Code's: Codex's edits land and are reviewed after"
+        )
+    if not args.remove:
+        async with await Workspace.open(root):
+            pass  # .baton/ made now: the project's opt-in lives there
+    changed = codex_setup.init(root, remove=args.remove, trust=args.trust, codex=args.codex)
+    note = None if args.remove else codex_setup.trust_note(root)
+    lines = [f"{c.path}: {c.what}" for c in changed] or ["nothing to change"]
+    emit(
+        args,
+        {"changed": [{"path": str(c.path), "change": c.what} for c in changed], "trust": note},
+        lambda: "\n".join(lines + ([note] if note else [])),
     )
 
 

@@ -288,8 +288,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.add_argument(
             "--trust",
             action="store_true",
-            help="codex: trust Baton's own hooks (by their hash, checked with Codex); "
-            "nothing else",
+            help="codex: trust Baton's own hooks (by their hash, checked with Codex); nothing else",
         )
         s.add_argument(
             "--codex",
