@@ -101,3 +101,24 @@ async def test_codex_edits_land_as_hunks_and_the_undo_comment_reaches_its_model(
     baton(root, home, "init", "codex", "--remove")
     assert (home / "config.toml").read_text() == mine
     assert tomllib.loads(mine)["model"] == codex.MODEL
+
+
+async def test_untrusted_hooks_record_nothing_and_status_says_so(tmp_path: Path) -> None:
+    """Without the trust `init` asks for, the real Codex skips Baton's hooks without a word:
+    the edit happens, nothing is recorded, and `baton status` names the session."""
+    codex.codex_bin()
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "calc.py").write_text(CALC)
+    with ScriptedResponses([[Patch(UPDATE)], ["Done."]]) as model:
+        home = codex.setup(root, model)
+        said = baton(root, home, "init", "codex").stdout
+        assert "Codex runs here without Baton" in said
+        done = codex.run(root, "Change sub", home)
+        assert done.returncode == 0, done.stderr
+    assert (root / "calc.py").read_text().endswith("return b - a\n")
+    async with await Workspace.open(root, create=False) as ws:
+        assert await ws.task_ids() == []
+    status = baton(root, home, "status").stdout
+    assert f"Codex session {done.session_id} ran in this workspace without Baton" in status
+    assert "baton init codex --trust" in status

@@ -39,6 +39,7 @@ from baton.core import apply_patch, brief_pages, keys, paths
 from baton.core.brief_pages import BESIDE_BRIEF, CODEX_CONTEXT
 from baton.effects import landings, recovery, shell_snapshots
 from baton.effects.final_state import read_current
+from baton.workspace import agent_sessions
 from baton.workspace.workspace import Workspace
 
 from . import hookio, sessions, turns
@@ -66,6 +67,8 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
     session = Session(PRODUCT, event.session_id)
     reply = Reply(event.hook_event_name)
     name = event.hook_event_name
+    if name in ("SessionStart", "UserPromptSubmit"):  # `baton status` asks who ran unseen
+        await asyncio.to_thread(agent_sessions.note_seen, ws.root, session.worker_id)
     if name == "SessionStart":
         await _session_start(ws, session, event, reply)
         return reply

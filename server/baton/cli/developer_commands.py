@@ -23,6 +23,7 @@ from baton.effects.landings import Landed
 from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task
 from baton.review.decisions import ReviewRefused, decide, find_hunk
+from baton.workspace import agent_sessions
 from baton.workspace.superseded import superseded_hunks
 from baton.workspace.workspace import Workspace, find_root
 
@@ -36,6 +37,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
     async with await open_workspace(args) as ws:
         overview = await calls.overview(ws)
         behind = {row.info.task_id for row in overview if row.review.lagging(ws)}
+        unseen = agent_sessions.warning(agent_sessions.unrecorded_codex(ws.root))
     rows = [(row.info, row.review, row.counts) for row in overview]
     damaged = [(info.task_id, r.unreadable) for info, r, _ in rows if r.unreadable]
     data = [
@@ -58,9 +60,10 @@ async def cmd_status(args: argparse.Namespace) -> None:
     ]
 
     def human() -> str:
+        said = f"{unseen}\n" if unseen else ""
         if not rows:
-            return "No tasks yet. An agent starts one with `baton agent begin --title …`."
-        notes = "".join(
+            return said + "No tasks yet. An agent starts one with `baton agent begin --title …`."
+        notes = said + "".join(
             f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
         )
         notes += "".join(
