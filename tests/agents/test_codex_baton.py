@@ -122,3 +122,30 @@ async def test_untrusted_hooks_record_nothing_and_status_says_so(tmp_path: Path)
     status = baton(root, home, "status").stdout
     assert f"Codex session {done.session_id} ran in this workspace without Baton" in status
     assert "baton init codex --trust" in status
+
+
+async def test_a_patch_that_fails_part_way_is_recorded_as_far_as_it_wrote(tmp_path: Path) -> None:
+    """The real Codex writes calc.py, then fails to add blocker/x.txt (blocker is a file)
+    and sends no PostToolUse: calc.py's change is recorded by the turn's end, nothing
+    else."""
+    binary = codex.codex_bin()
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "calc.py").write_text(CALC)
+    (root / "blocker").write_text("a file\n")
+    partial = UPDATE.replace("*** End Patch\n", "*** Add File: blocker/x.txt\n+x\n*** End Patch\n")
+    with ScriptedResponses([[Patch(partial)], ["Stopped."]]) as model:
+        home = codex.setup(root, model)
+        baton(root, home, "init", "codex", "--trust", "--codex", str(binary))
+        done = codex.run(root, "Change sub", home)
+        assert done.returncode == 0, done.stderr
+        failed = model.requests[1].tool_outputs()
+    assert any("Exit code: 1" in out for out in failed), failed  # Codex told its model
+    assert (root / "calc.py").read_text().endswith("return b - a\n")  # written all the same
+    async with await Workspace.open(root, create=False) as ws:
+        (task_id,) = await ws.task_ids()
+        state = await ws.state(task_id)
+    assert [(h.path, h.summary) for h in state.hunks.values()] == [
+        ("calc.py", "change 1 line: return b - a")
+    ]
+    assert {x.path: x.status for x in state.landings.values()} == {"calc.py": "landed"}
