@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -279,3 +280,38 @@ def test_in_a_project_not_set_up_the_hook_does_nothing(tmp_path: Path) -> None:
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert list(tmp_path.iterdir()) == []
+
+
+HOSTILE = [
+    b"",
+    b"not json at all",
+    b"[1, 2, 3]",
+    b'{"session_id": "s", "hook_event_name": "PreToolUse"}',
+    b"{" + b" " * (13 * 1024 * 1024) + b"}",  # over the input limit
+]
+
+
+def test_hostile_input_through_the_hook_process_exits_0_and_touches_nothing(
+    tmp_path: Path,
+) -> None:
+    """`baton hook codex` as Codex runs it, in a project set up for Codex: whatever it is
+    fed, the tool call goes ahead (exit 0, nothing but Codex's answer shape on stdout)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".baton").mkdir()
+    (root / ".baton" / "codex.json").write_text("{}\n")  # what `baton init codex` leaves
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the workspace's\n")
+    event = sample("pre_tool_use.apply_patch.update", root)
+    escape = f"*** Begin Patch\n*** Delete File: {outside}\n*** End Patch\n"
+    raws = [*HOSTILE, json.dumps({**event, "tool_input": {"command": escape}}).encode()]
+    for raw in raws:
+        done = subprocess.run(
+            [sys.executable, "-m", "baton", "hook", "codex"], cwd=root, input=raw,
+            capture_output=True, timeout=120, check=False,
+            env={**os.environ, "BATON_HOOK_DAEMON": "0"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        if done.stdout.strip():
+            assert set(json.loads(done.stdout)) <= {"systemMessage", "hookSpecificOutput"}
+    assert outside.read_text() == "not the workspace's\n"
