@@ -16,8 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from baton.adapters import codex, hookio
 from baton.core.ops import Decision, HunkStatus
+from baton.effects import shell_snapshots
 from baton.effects.apply import apply_accepted
 from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
@@ -315,3 +318,45 @@ def test_hostile_input_through_the_hook_process_exits_0_and_touches_nothing(
         if done.stdout.strip():
             assert set(json.loads(done.stdout)) <= {"systemMessage", "hookSpecificOutput"}
     assert outside.read_text() == "not the workspace's\n"
+
+
+@pytest.mark.parametrize("source", ["startup", "fork", "ephemeral", "resume"])
+async def test_every_recorded_session_start_claims_the_task_and_is_briefed(
+    tmp_path: Path, source: str
+) -> None:
+    """A first session made the task; a session of each recorded kind (an ephemeral one
+    has no transcript_path) takes it over with a new epoch and reads the brief."""
+    seed(tmp_path)
+    async with await Workspace.open(tmp_path) as ws:
+        first = "01a00000-0000-7000-8000-00000000000a"
+        task_id = await started_as(ws, tmp_path, first)
+        epoch = (await ws.state(task_id)).epoch
+        answer = await send(ws, sample(f"session_start.{source}", tmp_path))
+        state = await ws.state(task_id)
+    assert state.epoch == epoch + 1 and state.worker == f"codex:{SESSION}"
+    assert "Baton records this session" in context(answer) and "Tidy the files" in context(answer)
+
+
+async def test_shell_results_without_a_change_record_nothing(tmp_path: Path) -> None:
+    """A command that exits 3 and one that ran long (Post once, at its end) change no file:
+    nothing lands, and the snapshots are closed."""
+    seed(tmp_path)
+    async with await Workspace.open(tmp_path) as ws:
+        task_id = await started(ws, tmp_path)
+        for name in ("exec_command_exit3", "long_running_after_write_stdin"):
+            post = sample(f"post_tool_use.bash.{name}", tmp_path)
+            pre = {**post, "hook_event_name": "PreToolUse"}
+            pre.pop("tool_response")
+            await send(ws, pre)
+            await send(ws, post)
+        await send(ws, sample("stop", tmp_path))
+        state = await ws.state(task_id)
+        assert shell_snapshots.open_snapshots(ws, task_id) == []
+    assert not state.hunks and not state.landings
+
+
+async def started_as(ws: Workspace, root: Path, session: str) -> str:
+    await send(ws, sample("session_start.startup", root, session_id=session))
+    await send(ws, sample("user_prompt_submit", root, session_id=session, prompt="Tidy the files"))
+    (task_id,) = await ws.task_ids()
+    return task_id
