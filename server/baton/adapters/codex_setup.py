@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from baton.core.limits import InvalidInput
+from baton.product_marks import CODEX_MARK
 
-from .daemon.wire import CODEX_MARK
 from .install import Changed
 
 EVENTS: dict[str, str | None] = {

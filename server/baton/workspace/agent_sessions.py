@@ -21,11 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from baton.core.keys import derive
+from baton.product_marks import CODEX_MARK
 
 SEEN = "seen"
-CODEX_MARK = "codex.json"
-"""`baton init codex` set this project up (the same name as daemon/wire.CODEX_MARK, which
-the lean hook client reads without importing this)."""
 MOST = 2000
 """Rollout files looked at, newest first: a check on every `baton status` stays quick
 on a machine with years of sessions."""

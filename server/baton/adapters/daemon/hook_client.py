@@ -18,8 +18,9 @@ import os
 import sys
 
 from baton import __version__
+from baton.product_marks import CODEX_MARK
 
-from .wire import CODEX_MARK, DAEMON_ENV, MAX_INPUT, PRODUCTS, connect, frame, read_frame
+from .wire import DAEMON_ENV, MAX_INPUT, PRODUCTS, connect, frame, read_frame
 
 
 def project_root(product: str = "claude-code") -> str:

@@ -14,9 +14,7 @@ import os
 SOCKET = "hooks.sock"
 PRODUCTS = ("claude-code", "codex")
 """The agent products whose hook events `baton hook PRODUCT` takes."""
-CODEX_MARK = "codex.json"
-"""In a workspace's .baton/: `baton init codex` set this project up. Codex's hooks are the
-user's (CODEX_HOME), run in every project: without this file they do nothing."""
+
 DAEMON_ENV = "BATON_HOOK_DAEMON"
 """Set to 0 to handle every event in the hook's own process (no daemon)."""
 MAX_INPUT = 12 * 1024 * 1024
