@@ -73,7 +73,8 @@ async def test_codex_edits_land_as_hunks_and_the_undo_comment_reaches_its_model(
             "calc.py": "apply_patch", "docs/usage.md": "apply_patch",
             "old_notes.txt": "apply_patch", "settings.ini": "Bash",
         }  # fmt: skip
-        # The session that made them holds... held the task: its claim is in the log.
+        # Each is the Codex session's, by the id Codex gave it.
+        assert {state.made_by(h) for h in hunks.values()} == {f"codex:{session}"}
         assert f"Codex session {session} ended its turn." in [r.text for r in state.remarks]
         # The first request already carried Baton's note on recording (SessionStart).
         assert "Baton records this session" in model.requests[0].developer_text()

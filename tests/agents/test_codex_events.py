@@ -98,6 +98,7 @@ async def test_an_update_add_delete_and_move_each_land_as_hunks_of_the_session(
     assert all(h.landed and h.status == HunkStatus.PENDING for h in state.hunks.values())
     assert {x.tool for x in state.landings.values()} == {"apply_patch"}
     assert {x.status for x in state.landings.values()} == {"landed"}
+    assert {state.made_by(h) for h in state.hunks.values()} == {f"codex:{SESSION}"}
 
 
 async def test_an_add_over_an_existing_file_keeps_what_it_overwrote_and_undo_brings_it_back(
@@ -193,6 +194,7 @@ async def test_a_shell_command_lands_what_it_changed(tmp_path: Path) -> None:
         ("sub/made_in_sub.txt", "insert 1 line: x"),
     ]
     assert {x.tool for x in state.landings.values()} == {"Bash"}
+    assert {state.made_by(h) for h in state.hunks.values()} == {f"codex:{SESSION}"}
 
 
 async def test_an_undo_comment_is_told_once_and_a_resumed_session_is_not_briefed_again(
@@ -241,7 +243,8 @@ async def test_a_new_session_claims_the_task_with_a_new_epoch_and_gets_the_brief
     assert "Tidy the files" in text and "hello.txt" in text
     assert "stopped without ending" in text
     assert len(text.encode()) <= codex.CODEX_CONTEXT  # Codex's channel keeps it whole
-    assert [h.path for h in state.hunks.values()] == ["hello.txt"]  # settled by the takeover
+    (hunk,) = state.hunks.values()  # settled by the takeover, the first session's write
+    assert hunk.path == "hello.txt" and state.made_by(hunk) == f"codex:{SESSION}"
 
 
 async def test_hostile_input_records_nothing_and_never_stops_codex(tmp_path: Path) -> None:

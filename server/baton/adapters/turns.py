@@ -144,7 +144,7 @@ async def shell_ended(
 ) -> shell_snapshots.Settled:
     """A shell command's end: every file it changed lands; what cannot be reviewed, and a
     watcher that fell back to full scans, are said at once."""
-    settled = await shell_snapshots.settle(ws, task.id, landing, tool)
+    settled = await shell_snapshots.settle(ws, task.id, landing, tool, epoch=task.epoch)
     if settled.unreviewable:
         shown = ", ".join(settled.unreviewable[:20])
         more = len(settled.unreviewable) - 20

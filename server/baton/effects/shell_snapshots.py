@@ -124,10 +124,12 @@ async def settle(
     tool: str,
     *,
     after_tool: bool = True,
+    epoch: int = 0,
 ) -> Settled:
     """After it: every file whose content moved lands as the tool's. `after_tool`: called
     at the command's end (its own hook); False in recovery, where what changed may not be
-    the command's alone (its hunks are marked `unknown`)."""
+    the command's alone (its hunks are marked `unknown`). `epoch`: the session's, when
+    its own hook settles it (its writes are then its own, and fenced like its others)."""
     own = manifests.folder(ws.root) / f"{landing_id}.json"
     if not own.exists():
         return Settled((), ())  # the hook before it failed: no snapshot, a gap it logged
@@ -163,7 +165,7 @@ async def settle(
             landed.append(
                 await landings.land(
                     ws, task_id, keys.file_landing(landing_id, path), path, tool, pre,
-                    after_tool=after_tool,
+                    after_tool=after_tool, epoch=epoch,
                 )
             )  # fmt: skip
         except ChangeRefused:
