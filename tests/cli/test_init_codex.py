@@ -125,3 +125,19 @@ def test_the_hash_is_codex_formula() -> None:
     assert codex_setup.trust_hash("SessionStart", {"hooks": [handler]}, handler) == (
         "sha256:1bcf318dd71240d9af57555dbdc7276837886164944908d5a470da7d5404e6d3"
     )
+
+
+def test_trust_never_overrides_the_users_own_entry_for_the_same_key(tmp_path: Path) -> None:
+    """A `[hooks.state."…"]` of the user's for the key Baton's hook takes (trusted by hand
+    once, under another hash): `--trust` changes nothing and says why."""
+    root, home, env = homes(tmp_path)
+    key = f"{home / 'config.toml'}:pre_tool_use:1:0"  # after the user's own PreToolUse
+    mine = MY_CONFIG + f'\n[hooks.state."{key}"]\ntrusted_hash = "sha256:stale"\n'
+    (home / "config.toml").write_text(mine)
+    done = baton(
+        root, "init", "codex", "--trust", "--codex", "/nonexistent", env=env, code=EXIT_REFUSED
+    )
+    assert "your own" in done.stderr and "nothing trusted" in done.stderr
+    text = (home / "config.toml").read_text()
+    assert text.startswith(mine) and "sha256:stale" in text
+    assert text.count("trusted_hash") == mine.count("trusted_hash")  # none of Baton's

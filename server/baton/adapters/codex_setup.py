@@ -133,14 +133,21 @@ def init(
     else:
         keys = our_keys(config, user)
         mine = {k: v for k, v in _block_keys(text).items() if keys.get(k) == v}
-        block = _block(hook_command(), user, keys, trusted=mine)
+        block = _block(hook_command(), trusted=mine)
         if text != user_text + block:
             _write(config, _check(config, user_text + block))
             changed.append(Changed(config, "Baton's hooks (this machine's, per user)"))
         if trust and not trusted(user_text + block, keys):
-            _verify(root, keys, codex)
             theirs = user.get("hooks", {}).get("state", {})
-            block = _block(hook_command(), user, keys, trusted=keys, theirs=theirs)
+            for key, digest in keys.items():
+                held = theirs.get(key) if isinstance(theirs, dict) else None
+                if isinstance(held, dict) and held.get("trusted_hash") != digest:
+                    raise InvalidInput(
+                        f"{config} has your own [hooks.state.{json.dumps(key)}] with another "
+                        "hash: nothing trusted (Baton never edits your entries); remove it first"
+                    )
+            _verify(root, keys, codex)
+            block = _block(hook_command(), trusted=keys, theirs=theirs)
             _write(config, _check(config, user_text + block))
             changed.append(
                 Changed(config, f"Baton's {len(keys)} hooks trusted (by hash, checked with Codex)")
@@ -150,9 +157,11 @@ def init(
         if mark.exists():
             mark.unlink()
             changed.append(Changed(mark, "this project no longer recorded under Codex"))
-    elif not mark.exists():
-        mark.write_text(json.dumps({"config": str(config)}) + "\n", encoding="utf-8")
-        changed.append(Changed(mark, "this project recorded under Codex"))
+    else:
+        wanted = json.dumps({"config": str(config)}) + "\n"
+        if not mark.exists() or mark.read_text(encoding="utf-8") != wanted:
+            mark.write_text(wanted, encoding="utf-8")
+            changed.append(Changed(mark, "this project recorded under Codex"))
     return changed
 
 
@@ -169,14 +178,7 @@ def our_keys(config: Path, user: dict[str, Any]) -> dict[str, str]:
     return keys
 
 
-def _block(
-    command: str,
-    user: dict[str, Any],
-    keys: dict[str, str],
-    *,
-    trusted: dict[str, str],
-    theirs: dict[str, Any] | None = None,
-) -> str:
+def _block(command: str, *, trusted: dict[str, str], theirs: dict[str, Any] | None = None) -> str:
     """Baton's block: its hooks, and the trust of those `trusted` names (a key the user's
     own text trusts already is theirs, and not written twice)."""
     lines = ["", BEGIN]  # a line of its own, whatever the user's text ended with
