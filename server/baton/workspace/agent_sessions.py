@@ -80,6 +80,9 @@ def unrecorded_codex(root: Path) -> list[Unrecorded]:
     real = os.path.realpath(root)
     found = []
     for rollout in rollouts:
+        named = rollout.stem[-36:]  # rollout-<time>-<session id>: a seen one is not opened
+        if _seen_file(root, f"codex:{named}").exists():
+            continue
         try:
             if rollout.stat().st_mtime < since:
                 continue
