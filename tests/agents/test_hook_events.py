@@ -149,3 +149,21 @@ async def test_a_write_baton_cannot_show_is_named_at_once_and_never_blocks_a_ses
         "calc.py": "unreviewable",
         "notes.txt": "unreviewable",
     }
+
+
+async def test_an_edit_whose_post_never_came_is_recorded_at_the_end_of_the_turn(
+    tmp_path: Path,
+) -> None:
+    """Its PostToolUse hook lost (timed out, killed): Stop settles it by recovery's rules,
+    through the step Codex's adapter uses for a Pre without a Post."""
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    async with await Workspace.open(tmp_path) as ws:
+        await send(ws, fixture("UserPromptSubmit", tmp_path))
+        await send(ws, fixture("PreToolUse.Edit", tmp_path))
+        (tmp_path / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+        await send(ws, fixture("Stop", tmp_path))
+        (task_id,) = await ws.task_ids()
+        state = await ws.state(task_id)
+    (hunk,) = state.hunks.values()
+    assert hunk.landed and hunk.summary == "change 1 line: return b + a"
+    assert [x.status for x in state.landings.values()] == ["landed"]

@@ -4,6 +4,7 @@ the edit lands exactly once, and the editor shows the identical picture."""
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 from lsprotocol import types
@@ -151,3 +152,23 @@ async def test_ctrl_z_after_an_accept_then_un_accept_writes_nothing_ever(seeded:
     assert (seeded / "calc.py").read_text() == CALC
     async with await Workspace.open(seeded) as ws:
         assert (await ws.state("tidy")).hunks[hunk].status == HunkStatus.PENDING
+
+
+async def test_a_start_names_a_codex_session_that_ran_without_baton(seeded: Path) -> None:
+    """Codex skipped Baton's untrusted hooks in this workspace (its rollout says a session
+    worked here; no hook of Baton's saw it): the editor warns at once, as `baton status`
+    does (tests/cli/test_codex_status.py)."""
+    from tests.cli.test_codex_status import rollout
+
+    home = seeded.parent / "codex-home"
+    (seeded / ".baton" / "codex.json").write_text(json.dumps({"config": str(home / "config.toml")}))
+    rollout(home, seeded)
+    editor = await start_editor(seeded, CAPS)
+    try:
+        warned = await editor.until(
+            lambda: [m for m in editor.messages if "without Baton" in m.message]
+        )
+    finally:
+        await stop_editor(editor)
+    assert warned[0].type == types.MessageType.Warning
+    assert "`baton init codex --trust`" in warned[0].message

@@ -57,6 +57,9 @@ def test_ids_inside_payloads() -> None:
     assert keys.landed_hunk_id("t-1", "a.py", H, 1, 1) == "f7bbec9988ce"
     assert keys.landed_change_id("t-1", "ab12") == "0de09182677fb9fb"
     assert keys.landing_id("sess", "toolu_01") == "195cc9a4f4df1ea1"
+    # Shell snapshots keyed their files so before it had a name: the same value, or a
+    # shell command settled across an upgrade would land twice.
+    assert keys.file_landing("195cc9a4f4df1ea1", "a/b.txt") == "2b99605bed931553"
 
 
 def test_checkout_keys() -> None:

@@ -26,26 +26,20 @@ once per session, and the tool call goes ahead (hookio.py).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from pathlib import Path
 from types import EllipsisType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from baton.api.worker import Task, handoff
 from baton.core import brief_pages, keys, paths
-from baton.core.brief import clip
 from baton.core.brief_pages import BESIDE_BRIEF, CLAUDE_CODE_CONTEXT
 from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
-from baton.core.limits import InvalidInput
 from baton.core.ops import StepStatus
-from baton.effects import landings, shell_snapshots
+from baton.effects import landings, recovery, shell_snapshots
 from baton.effects.final_state import read_current
 from baton.workspace.workspace import Workspace
 
-from . import gates, hookio, sessions
+from . import gates, hookio, sessions, turns
 from .sessions import Session
 
 PRODUCT = "claude-code"
@@ -57,60 +51,12 @@ STEP_STATUS = {
     "in_progress": StepStatus.IN_PROGRESS,
     "completed": StepStatus.DONE,
 }
-ABOUT = (
-    "Baton records this session for the developer's review: every file you change is "
-    "shown to them as hunks they keep or undo. Build on your changes; do not revert your "
-    "own edits to tidy up, and never write again a change the developer undid."
-)
+ABOUT = turns.ABOUT
 
 
-class HookEvent(BaseModel):
-    """The fields every Claude Code hook input has; the rest is per event."""
-
-    model_config = ConfigDict(extra="allow")
-
-    session_id: str = Field(min_length=1, max_length=200)
-    hook_event_name: str = Field(min_length=1, max_length=100)
-    cwd: str = Field(min_length=1, max_length=paths.MAX_PATH_BYTES)
-    tool_name: str | None = Field(default=None, max_length=200)
-    tool_input: dict[str, Any] = Field(default_factory=dict)
-    tool_response: Any = None
-    tool_use_id: str | None = Field(default=None, max_length=200)
-
-
-def parse(raw: Any) -> HookEvent:
-    try:
-        return HookEvent.model_validate(raw)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(x) for x in first["loc"]) or "input"
-        raise InvalidInput(f"hook input: {where}: {first['msg']}") from None
-
-
-class Reply:
-    """What the hook prints: additional context for the model, a PreToolUse deny (gate
-    mode), or nothing."""
-
-    def __init__(self, event: str) -> None:
-        self.event = event
-        self.context: list[str] = []
-        self.decision: str | None = None
-        """The reason the tool call is denied, if it is."""
-        self.system: list[str] = []
-        """What the developer must see at once (Claude Code shows `systemMessage`)."""
-
-    def output(self) -> dict[str, Any] | None:
-        text = "\n\n".join(c for c in self.context if c)
-        out: dict[str, Any] = {"hookEventName": self.event}
-        if text:
-            out["additionalContext"] = text
-        if self.decision is not None:
-            out["permissionDecision"] = "deny"
-            out["permissionDecisionReason"] = self.decision
-        answer: dict[str, Any] = {"hookSpecificOutput": out} if len(out) > 1 else {}
-        if self.system:
-            answer["systemMessage"] = " ".join(self.system)
-        return answer or None
+HookEvent = turns.HookEvent
+parse = turns.parse
+Reply = turns.Reply
 
 
 async def hook(ws: Workspace, raw: Any) -> dict[str, Any] | None:
@@ -128,7 +74,7 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         reply.context.append(ABOUT)
         missed = hookio.take_gaps(ws.root)
         if missed:
-            reply.context.append(gaps_text(missed, BESIDE_BRIEF - len(ABOUT) - 4))
+            reply.context.append(turns.gaps_text(missed, BESIDE_BRIEF - len(ABOUT) - 4))
         if task is not None:
             state = await task.state()
             reply.context.append(brief_pages.render(brief_pages.page(await handoff(ws, task.id))))
@@ -156,7 +102,11 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
     elif name in ("PostToolUse", "PostToolUseFailure"):
         await _after_tool(ws, task, event, reply)
         await _tell(ws, task, reply)
-    elif name == "Stop":
+    if name in ("Stop", "StopFailure", "SessionEnd"):
+        # A Pre whose Post never came (its hook timed out, or was killed): nothing runs
+        # after the turn, so what the call wrote is recorded now, by recovery's rules.
+        await recovery.settle_unfinished(ws, task.id, turn_over=True)
+    if name == "Stop":
         await task.remark("note", f"Claude Code session {event.session_id} ended its turn.")
     elif name == "StopFailure":
         error = str((event.model_extra or {}).get("error", "unknown error"))[:500]
@@ -168,60 +118,16 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
     return reply
 
 
-_told: set[str] = set()
-"""What this process already told the developer about the watcher (once a reason)."""
-
-
-def gaps_text(missed: list[str], budget: int) -> str:
-    """The events hooks could not record, in at most `budget` bytes (never fewer than the
-    characters Claude Code counts): each cut to a line, the rest counted (hooks.log has
-    them all)."""
-    head = "Baton could not record these earlier events, so the review may lack what they did:"
-    lines, used = [head], len(head)
-    for i, gap in enumerate(missed):
-        line = "- " + clip(gap, 300)
-        if used + len(line.encode()) + 1 > budget - 80:
-            lines.append(f"- … and {len(missed) - i} more (.baton/hooks.log has them all)")
-            break
-        lines.append(line)
-        used += len(line.encode()) + 1
-    return "\n".join(lines)
-
-
 FEEDBACK_CHARS = CLAUDE_CODE_CONTEXT - 500
 """The review news of one turn, whole: its channel is a hook's additionalContext too."""
 
 
 async def _tell(ws: Workspace, task: Task, reply: Reply) -> None:
-    """The developer's words the model has not been told yet, newest first as many as the
-    channel takes; the brief's page that holds the first one left out is named."""
-    state = await task.state()
-    remarks = sessions.undelivered(state)
-    if remarks:
-        text, left = sessions.feedback_text(state, remarks, FEEDBACK_CHARS)
-        if left:
-            brief = await handoff(ws, task.id)
-            where = brief_pages.page_holding(brief, left[-1].lsn) or 1
-            text += (
-                f"\n- … and {len(left)} earlier one(s), not shown here: "
-                f"`baton resume {task.id} --page {where}` shows them, newest first."
-            )
-        reply.context.append(text)
-        await sessions.mark_delivered(task, max(r.lsn for r in remarks))
+    await turns.tell(ws, task, reply, FEEDBACK_CHARS)
 
 
 def workspace_path(ws: Workspace, event: HookEvent, value: object) -> str | None:
-    """The workspace path of a tool's file argument, or None when it is not one of the
-    workspace's files Baton may record (outside it, in .git or .baton, malformed)."""
-    if not isinstance(value, str) or not value:
-        return None
-    given = Path(value)
-    if not given.is_absolute():
-        given = Path(event.cwd) / given
-    try:
-        return paths.normalize(given.relative_to(ws.root).as_posix())
-    except (ValueError, paths.PathRefused):
-        return None
+    return turns.workspace_path(ws, event.cwd, value)
 
 
 async def _before_tool(ws: Workspace, task: Task, event: HookEvent) -> str | None:
@@ -299,15 +205,7 @@ async def _after_tool(ws: Workspace, task: Task, event: HookEvent, reply: Reply)
     tool, call = event.tool_name or "", event.tool_use_id or ""
     landing = keys.landing_id(event.session_id, call)
     if tool in SHELLS and call:
-        settled = await shell_snapshots.settle(ws, task.id, landing, tool)
-        await _unreviewable(task, tool, settled.unreviewable, reply)
-        slow = shell_snapshots.unwatched(ws)
-        if slow is not None and slow not in _told:
-            _told.add(slow)
-            reply.system.append(
-                f"Baton: not watching this workspace ({slow}); each {tool} call scans "
-                "every file instead: slower, nothing missed."
-            )
+        await turns.shell_ended(ws, task, landing, tool, reply)
         return
     if tool == "Read":
         path = workspace_path(ws, event, event.tool_input.get("file_path"))
@@ -336,22 +234,7 @@ async def _after_tool(ws: Workspace, task: Task, event: HookEvent, reply: Reply)
         )
         record = await landings.settle(ws, task.id, landing, vouched=vouched, epoch=task.epoch)
     if record.outcome == "unreviewable":
-        await _unreviewable(task, tool, [record.path], reply)
-
-
-async def _unreviewable(task: Task, tool: str, names: Sequence[str], reply: Reply) -> None:
-    """Files a tool changed that cannot be shown as hunks: named to the developer at once
-    (Claude Code shows a systemMessage) and in the task's notes, which the editor lists."""
-    if not names:
-        return
-    shown = ", ".join(names[:20])
-    more = len(names) - 20
-    listed = f"{shown} and {more} more" if more > 0 else shown
-    await task.remark("note", f"{tool} changed files Baton cannot review: {listed}")
-    reply.system.append(
-        f"Baton: {tool} changed {len(names)} file(s) it cannot show "
-        f"for review (binary, too large, or not text): {listed}."
-    )
+        await turns.unreviewable(task, tool, [record.path], reply)
 
 
 def _reported_original(response: Any) -> bytes | EllipsisType | None:

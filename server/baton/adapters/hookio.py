@@ -43,22 +43,23 @@ def read_event(raw: bytes) -> dict[str, Any]:
     return event
 
 
-def workspace_root(event: dict[str, Any]) -> Path:
+def workspace_root(event: dict[str, Any], product: str = "claude-code") -> Path:
     """The project the agent works in: Claude Code names it in CLAUDE_PROJECT_DIR for its
-    hooks; else the event's cwd, up to the nearest folder with a .baton/."""
-    start = os.environ.get("CLAUDE_PROJECT_DIR") or event.get("cwd")
+    hooks; else (Codex) the event's cwd, up to the nearest folder with a .baton/."""
+    named = os.environ.get("CLAUDE_PROJECT_DIR") if product == "claude-code" else None
+    start = named or event.get("cwd")
     if not isinstance(start, str) or not start or not Path(start).is_dir():
         raise InvalidInput("hook input names no existing project folder (cwd)")
     return find_root(Path(start))
 
 
-def run(raw: bytes, handler: Handler) -> str:
+def run(raw: bytes, handler: Handler, product: str = "claude-code") -> str:
     """A hook's whole run in its own process: what to print on stdout (maybe nothing).
     Never raises."""
     event: dict[str, Any] = {}
     try:
         event = read_event(raw)
-        root = workspace_root(event)
+        root = workspace_root(event, product)
     except Exception as e:
         return _failed(None, event, e)
     return asyncio.run(_answer_in(root, raw, handler))

@@ -104,9 +104,9 @@ def init(root: Path, *, remove: bool = False, mcp: bool = False) -> list[Changed
     """Install (or remove) Baton's entries; what changed, per file. Every file is read and
     checked before any is written: one that is not valid JSON changes nothing."""
     mcp = mcp and not remove
-    settings = _Json.load(root / ".claude" / "settings.json")
-    local = _Json.load(root / LOCAL_FILE)
-    servers = _Json.load(root / ".mcp.json")
+    settings = JsonFile.load(root / ".claude" / "settings.json")
+    local = JsonFile.load(root / LOCAL_FILE)
+    servers = JsonFile.load(root / ".mcp.json")
     hooks, enabled = _object(settings, "hooks"), settings.data.get("enabledMcpjsonServers", [])
     if not isinstance(enabled, list):
         raise InvalidInput(f"{settings.path}: 'enabledMcpjsonServers' is not a list; not changed")
@@ -250,7 +250,7 @@ def _without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _object(doc: _Json, key: str) -> dict[str, Any]:
+def _object(doc: JsonFile, key: str) -> dict[str, Any]:
     value = doc.data.get(key, {})
     if not isinstance(value, dict):
         raise InvalidInput(f"{doc.path}: {key!r} is not an object; not changed")
@@ -258,7 +258,7 @@ def _object(doc: _Json, key: str) -> dict[str, Any]:
 
 
 @dataclass
-class _Json:
+class JsonFile:
     """A JSON settings file and the style it was written in, so that writing it back
     changes only Baton's entries: the user's keep their order, text and layout (as far as
     a JSON writer's indent and separators make it)."""
@@ -270,7 +270,7 @@ class _Json:
     newline: bool = True
 
     @classmethod
-    def load(cls, path: Path) -> _Json:
+    def load(cls, path: Path) -> JsonFile:
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -11,7 +11,10 @@ session holds, or start one when it holds none.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from baton.api import takeover
 from baton.api.worker import Task, Worker
@@ -163,3 +166,27 @@ async def mark_delivered(task: Task, up_to: int) -> None:
         DeliveredPayload(up_to=up_to),
     )
     await task.ws.record(op)
+
+
+def _briefed_file(ws: Workspace, session: Session) -> Path:
+    return ws.root / ".baton" / "briefed" / derive(session.worker_id)[:16]
+
+
+def briefed_epoch(ws: Workspace, session: Session) -> int | None:
+    """The task's epoch when this session was last briefed: a resumed session whose task
+    nobody claimed since has its brief in its history already (a product that keeps the
+    history, as Codex does, would show it twice)."""
+    try:
+        return int(_briefed_file(ws, session).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return None
+
+
+def note_briefed(ws: Workspace, session: Session, epoch: int) -> None:
+    """Machine-local, like the session itself: a file in the private .baton/ folder."""
+    path = _briefed_file(ws, session)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}")
+        temp.write_text(str(epoch), encoding="ascii")
+        os.replace(temp, path)

@@ -24,7 +24,7 @@ from baton.effects.landings import Landed
 from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task
 from baton.review.decisions import ReviewRefused, decide, find_hunk
-from baton.workspace import git
+from baton.workspace import agent_sessions, git
 from baton.workspace.superseded import superseded_hunks
 from baton.workspace.workspace import Workspace, find_root
 
@@ -39,6 +39,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
         overview = await calls.overview(ws)
         behind = {row.info.task_id for row in overview if row.review.lagging(ws)}
         in_git = git.inside(ws.root)
+        unseen = agent_sessions.warning(agent_sessions.unrecorded_codex(ws.root))
     rows = [(row.info, row.review, row.counts) for row in overview]
     damaged = [(info.task_id, r.unreadable) for info, r, _ in rows if r.unreadable]
     data = [
@@ -62,9 +63,10 @@ async def cmd_status(args: argparse.Namespace) -> None:
     ]
 
     def human() -> str:
+        said = f"{unseen}\n" if unseen else ""
         if not rows:
-            return "No tasks yet. An agent starts one with `baton agent begin --title …`."
-        notes = "".join(
+            return said + "No tasks yet. An agent starts one with `baton agent begin --title …`."
+        notes = said + "".join(
             f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
         )
         notes += "".join(
@@ -310,6 +312,11 @@ async def cmd_init(args: argparse.Namespace) -> None:
     from baton.adapters.install import Changed, init
 
     root = Path(args.workspace).resolve() if args.workspace else Path.cwd()
+    if args.product == "codex":
+        await _init_codex(args, root)
+        return
+    if args.trust or args.codex:
+        raise InvalidInput("--trust and --codex are for `baton init codex`")
     async with await Workspace.open(root):
         pass  # .baton/ made now: the hooks find it whatever folder Claude Code starts in
     from baton.adapters import gates
@@ -323,6 +330,26 @@ async def cmd_init(args: argparse.Namespace) -> None:
         args,
         [{"path": str(c.path), "change": c.what} for c in changed],
         lambda: "\n".join(f"{c.path}: {c.what}" for c in changed) or "nothing to change",
+    )
+
+
+async def _init_codex(args: argparse.Namespace, root: Path) -> None:
+    from baton.adapters import codex_setup
+
+    if args.gate or args.mcp:
+        raise InvalidInput(
+            "--gate and --mcp are Claude Code's: Codex's edits land and are reviewed after"
+        )
+    if not args.remove:
+        async with await Workspace.open(root):
+            pass  # .baton/ made now: the project's opt-in lives there
+    changed = codex_setup.init(root, remove=args.remove, trust=args.trust, codex=args.codex)
+    note = None if args.remove else codex_setup.trust_note(root)
+    lines = [f"{c.path}: {c.what}" for c in changed] or ["nothing to change"]
+    emit(
+        args,
+        {"changed": [{"path": str(c.path), "change": c.what} for c in changed], "trust": note},
+        lambda: "\n".join(lines + ([note] if note else [])),
     )
 
 

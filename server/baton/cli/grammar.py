@@ -290,7 +290,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.add_argument("--abandoned", action="store_true", help="closed without finishing")
         s.set_defaults(run="finish")
     if s := add("init", common):
-        s.add_argument("product", choices=["claude-code"])
+        s.add_argument("product", choices=["claude-code", "codex"])
         s.add_argument("--remove", action="store_true", help="take exactly Baton's entries out")
         s.add_argument(
             "--mcp",
@@ -304,9 +304,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             metavar="GLOB",
             help="hold the agent's edits of these paths for review before they are written",
         )
+        s.add_argument(
+            "--trust",
+            action="store_true",
+            help="codex: trust Baton's own hooks (by their hash, checked with Codex); nothing else",
+        )
+        s.add_argument(
+            "--codex",
+            default=None,
+            metavar="PATH",
+            help="codex: the Codex binary --trust asks (default: codex on PATH)",
+        )
         s.set_defaults(run="init")
     if s := add("hook"):
-        s.add_argument("product", choices=["claude-code"])
+        s.add_argument("product", choices=["claude-code", "codex"])
         s.set_defaults(run=None)
     if s := add("hookd"):
         s.add_argument("root", metavar="WORKSPACE")

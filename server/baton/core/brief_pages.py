@@ -65,9 +65,18 @@ CLAUDE_CODE_CONTEXT = 9_000
 2.1.328 shows up to 10,000 inline and replaces anything longer by a 2 KB preview and a
 file path (anthropics/claude-code#94358); 1,000 are a margin."""
 
-CHANNELS: dict[str, int] = {"claude-code": CLAUDE_CODE_CONTEXT}
+CODEX_CONTEXT = 8_000
+"""Bytes Baton gives itself in one Codex hook's `additionalContext` (SessionStart's
+brief, UserPromptSubmit's and PostToolUse's review news). Codex 0.171.0 keeps a hook's
+context whole up to about 9,700 bytes and cuts a longer one in the middle ("…67 tokens
+truncated…", the whole saved under /tmp/hook_outputs/, which the model is not shown):
+measured here with the real binary, 9,009 characters arrived whole and 9,969 were cut.
+It counts tokens as about 4 bytes each, so the budget is in bytes; 1,700 are a margin."""
+
+CHANNELS: dict[str, int] = {"claude-code": CLAUDE_CODE_CONTEXT, "codex": CODEX_CONTEXT}
 """The budget of each product's channel, in characters. A product whose channel is
-smaller (Codex's, next) adds itself here: page 1 shrinks to fit every channel."""
+smaller adds itself here: page 1 shrinks to fit every channel, so a task carried from
+one product to another pages its brief the same way."""
 
 BESIDE_BRIEF = 1_500
 """What an adapter may put beside the first page in the same channel (Baton's note on

@@ -128,6 +128,7 @@ def apply_in_place(state: TaskState, op: Op) -> None:
                 expects_deletion=p.expects_deletion,
                 lsn=op.lsn,
                 checkout=p.checkout,
+                by=state.worker if op.epoch and op.epoch == state.epoch else None,
             )
             state.put("landings", p.landing_id, landing)
         case ChangeLanded():

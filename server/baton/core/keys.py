@@ -109,6 +109,11 @@ def landing_id(session: str, tool_use_id: str) -> str:
     return derive(session, tool_use_id)[:16]
 
 
+def file_landing(call_landing: str, path: str) -> str:
+    """One file of a tool call that writes several (a shell command, a Codex patch)."""
+    return derive(call_landing, path)[:16]
+
+
 def revert_effect(hunk_id: str, verb: str, nth: int) -> str:
     """Undoing (or redoing) a landed hunk, its `nth` write: each undo and redo is a new
     effect, recorded once by whoever carries it out."""

@@ -161,6 +161,11 @@ class LandingState(Entry):
     lsn: int
     checkout: str | None = None
     """The checkout the tool wrote in (see ChangeLanding.checkout)."""
+    by: str | None = None
+    """The worker that announced it, holding the task at that epoch: for an agent
+    product, `<product>:<session id>`, the session whose tool wrote the file. None when
+    it was announced without an epoch (a shell command's end found by recovery) or by a
+    Baton that did not note it."""
 
 
 class UnreadableOp(Entry):
@@ -515,6 +520,13 @@ class TaskState(Model):
     def to_write(self) -> list[HunkState]:
         """Hunks whose decision asks for a write that did not fail (see `wants_write`)."""
         return [h for h in self.hunks.values() if h.wants_write and h.conflict is None]
+
+    def made_by(self, hunk: HunkState) -> str | None:
+        """Who wrote a landed hunk: the worker that announced its tool's write (for an
+        agent product, its session), or None when that is not known."""
+        if not hunk.landed:
+            return None
+        return next((x.by for x in self.landings.values() if x.change_id == hunk.change_id), None)
 
     def dangling_landings(self) -> list[LandingState]:
         """Agent writes announced and never settled: the agent or its hook died."""

@@ -123,3 +123,28 @@ async def held_live(ws: Workspace, task_id: str) -> bool:
         and info.worker is not None
         and (info.lease_expires or 0) > ws.store.clock()
     )
+
+
+async def settle_unfinished(ws: Workspace, task_id: str, *, turn_over: bool) -> Settled:
+    """A live session's tool calls whose end never came: a PreToolUse with no PostToolUse.
+    Codex sends none for a patch that fails part-way (its earlier files are written), for
+    `apply_patch` run through the shell, or for a rejected patch; any product's may be
+    lost to a hook's timeout. The session goes on, so this is not a takeover: what such a
+    call wrote is recorded at the session's next event, and at the end of its turn at the
+    latest, by the same settling as recovery's.
+
+    Mid-turn (`turn_over` False) another call may still be about to run: an announced
+    write whose file has not moved stays announced, and shell commands stay open (one
+    may run on). At the turn's end (`turn_over`: Stop, SessionEnd) nothing runs any more:
+    every announced write is settled, unchanged ones as nothing, and every shell command's
+    snapshot is closed."""
+    done = Settled()
+    state = await ws.state(task_id)
+    here = ws.checkout
+    if any(here.holds(x.checkout) for x in state.dangling_landings()):
+        done.landings += await landings.recover(ws, task_id, tool_may_run=not turn_over)
+    if turn_over and shell_snapshots.open_snapshots(ws, task_id):
+        shell = await shell_snapshots.recover(ws, task_id)
+        done.landings += shell.records
+        done.unreviewable += shell.unreviewable
+    return done

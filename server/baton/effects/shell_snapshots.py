@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
-from baton.core import paths
-from baton.core.keys import derive
+from baton.core import keys, paths
 from baton.effects import landings
 from baton.workspace.workspace import Workspace
 
@@ -124,10 +123,12 @@ async def settle(
     tool: str,
     *,
     after_tool: bool = True,
+    epoch: int = 0,
 ) -> Settled:
     """After it: every file whose content moved lands as the tool's. `after_tool`: called
     at the command's end (its own hook); False in recovery, where what changed may not be
-    the command's alone (its hunks are marked `unknown`)."""
+    the command's alone (its hunks are marked `unknown`). `epoch`: the session's, when
+    its own hook settles it (its writes are then its own, and fenced like its others)."""
     own = manifests.folder(ws.root) / f"{landing_id}.json"
     if not own.exists():
         return Settled((), ())  # the hook before it failed: no snapshot, a gap it logged
@@ -160,7 +161,8 @@ async def settle(
             continue
         pre = await ws.store.get_blob(str(old[3])) if old is not None else None
         record = await landings.land(
-            ws, task_id, derive(landing_id, path)[:16], path, tool, pre, after_tool=after_tool,
+            ws, task_id, keys.file_landing(landing_id, path), path, tool, pre,
+            after_tool=after_tool, epoch=epoch,
         )  # fmt: skip
         if record.outcome == "unreviewable":  # text to the manifest, not to a diff
             unreviewable.append(path)

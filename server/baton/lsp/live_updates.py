@@ -34,6 +34,7 @@ from baton.effects.recorder import EffectResult
 from baton.effects.recovery import settle_task
 from baton.store import NewOp, OpConflict, StoreDeleted, StoreError
 from baton.store.config import config_path
+from baton.workspace import agent_sessions
 from baton.workspace.workspace import Workspace, store_config
 
 from . import gc_tuning, presentation
@@ -124,6 +125,10 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
     ls.protocol.notify(p.DID_RESTORE, restored.model_dump(mode="json", by_alias=True))
     for s in summaries:  # for editors that know no baton/didRestore
         ls.tell(s.message)
+    for root in roots:  # a Codex session that ran here unrecorded: its edits escaped review
+        found = await asyncio.to_thread(agent_sessions.unrecorded_codex, root)
+        if (unseen := agent_sessions.warning(found)) is not None:
+            ls.tell(unseen, types.MessageType.Warning)
 
 
 def warn_unreadable(ls: BatonServer, ws: Workspace, state: TaskState) -> None:

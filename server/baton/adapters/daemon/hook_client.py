@@ -18,14 +18,17 @@ import os
 import sys
 
 from baton import __version__
+from baton.product_marks import CODEX_MARK
 
-from .wire import DAEMON_ENV, MAX_INPUT, connect, frame, read_frame
+from .wire import DAEMON_ENV, MAX_INPUT, PRODUCTS, connect, frame, read_frame
 
 
-def project_root() -> str:
-    """Where the workspace is: Claude Code's CLAUDE_PROJECT_DIR, else the hook's cwd, up
-    to the nearest folder with a .baton/ (as workspace.find_root does)."""
-    return nearest_root(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+def project_root(product: str = "claude-code") -> str:
+    """Where the workspace is: Claude Code's CLAUDE_PROJECT_DIR, else the hook's cwd (a
+    Codex hook runs in the session's folder), up to the nearest folder with a .baton/ (as
+    workspace.find_root does)."""
+    named = os.environ.get("CLAUDE_PROJECT_DIR") if product == "claude-code" else None
+    return nearest_root(named or os.getcwd())
 
 
 def nearest_root(start: str) -> str:
@@ -83,12 +86,14 @@ def main(argv: list[str] | None = None) -> int | None:
     the whole command line, with site-packages on the path by then."""
     args = sys.argv[1:] if argv is None else argv
     product = args[1] if len(args) > 1 else ""
-    if args[:1] != ["hook"] or product != "claude-code":
+    if args[:1] != ["hook"] or product not in PRODUCTS:
         _full_python()
         return None  # usage errors and --help: argparse's, as for every command
     raw = sys.stdin.buffer.read(MAX_INPUT + 1)
-    root = project_root()
+    root = project_root(product)
     folder = os.path.join(root, ".baton")
+    if product == "codex" and not os.path.isfile(os.path.join(folder, CODEX_MARK)):
+        return 0  # Codex's hooks are the user's, for every project: not set up in this one
     answer = None
     if os.environ.get(DAEMON_ENV, "1") != "0" and os.path.isdir(folder):
         answer = ask_daemon(folder, product, raw)
@@ -96,9 +101,10 @@ def main(argv: list[str] | None = None) -> int | None:
             start_daemon(root)
     if answer is None:
         _full_python()
-        from baton.adapters import claude_code, hookio
+        from baton.adapters import hookio
+        from baton.adapters.products import HANDLERS
 
-        answer = hookio.run(raw, claude_code.hook)
+        answer = hookio.run(raw, HANDLERS[product], product)
     if answer:
         sys.stdout.write(answer + "\n")
     return 0

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Protocol
 
 from baton import __version__
-from baton.adapters import claude_code, hookio
+from baton.adapters import hookio
+from baton.adapters.products import HANDLERS
 from baton.effects import shell_snapshots
 from baton.effects.live_tree import LiveTree
 from baton.workspace.workspace import Workspace, store_config
@@ -81,14 +82,14 @@ class Daemon:
             version, _, product = header.partition("\n")
             if product.startswith("cli\n") and version == __version__:
                 writer.write(await self.serve_cli(header, raw, reader, writer))
-            elif version != __version__ or product != "claude-code":
+            elif version != __version__ or product not in HANDLERS:
                 writer.write(frame(b"\0restart"))
                 self.done.set()
             else:
                 if self.keeping is None:  # an agent product's hooks: Bash calls to come
                     self.keeping = asyncio.create_task(self.keep_tree())
                 async with self.busy:
-                    answer = await hookio.answer(self.ws, raw, claude_code.hook)
+                    answer = await hookio.answer(self.ws, raw, HANDLERS[product])
                     self.last = asyncio.get_running_loop().time()
                 writer.write(frame(answer.encode("utf-8")))
             await writer.drain()

@@ -12,6 +12,9 @@ import _socket  # socket.py's C core: the wrapper's enums and selectors cost ~4 
 import os
 
 SOCKET = "hooks.sock"
+PRODUCTS = ("claude-code", "codex")
+"""The agent products whose hook events `baton hook PRODUCT` takes."""
+
 DAEMON_ENV = "BATON_HOOK_DAEMON"
 """Set to 0 to handle every event in the hook's own process (no daemon)."""
 MAX_INPUT = 12 * 1024 * 1024
