@@ -9,6 +9,7 @@ import { registerAcceptEditedVersion } from './editing/editedVersion.vscode';
 import { ProposalFileSystem } from './editing/proposalFileSystem.vscode';
 import { InlineView } from './inline/marks.vscode';
 import { HunkCommands } from './navigation/cursor.vscode';
+import { registerKeysNotice } from './notices/keys.vscode';
 import { registerNotices } from './notices/messages.vscode';
 import { WrittenOnStart } from './notices/writtenOnStart.vscode';
 import { BatonClient } from './server/client.vscode';
@@ -49,6 +50,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   context.subscriptions.push(
     feed, output, tree, view, diffs, proposals, status, inline, reviewed, hunks, written,
     registerNotices(client),
+    registerKeysNotice(client, context.globalState),
     registerTaskCommands(client, tree, diffs, placements),
     registerAcceptEditedVersion(client, proposals),
     vscode.commands.registerCommand('baton.showOutput', () => output.show(true)),

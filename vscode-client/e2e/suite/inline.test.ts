@@ -326,7 +326,7 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     // Baton's keys are VS Code's own for agent edits (chat editing: Alt+F5 / Shift+Alt+F5
     // navigate, Ctrl+Shift+Enter keeps a hunk, Ctrl+Shift+Backspace undoes it), scoped like
     // them to where a Baton hunk is; what they shadow there is listed in mocha.log.
-    const ours = ['alt+f5', 'shift+alt+f5', 'ctrl+shift+enter', 'ctrl+shift+backspace'];
+    const ours = ['alt+f5', 'shift+alt+f5', 'ctrl+shift+enter', 'ctrl+shift+backspace', 'ctrl+shift+alt+backspace'];
     const taken = defaults.filter((k) => ours.includes(k.key) && !k.command.startsWith('baton.'));
     const lines = taken.map((k) => `${k.key}: ${k.command} (${k.when ?? 'always'})`);
     // Measured, for docs/editors.md: into the run's mocha.log (see index.ts).
@@ -334,6 +334,7 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     assert.deepEqual(taken.filter((k) => !k.when), [], 'no default binds these keys everywhere');
     const mine = defaults.filter((k) => k.command.startsWith('baton.')).map((k) => `${k.key}: ${k.command}`);
     assert.ok(mine.includes('alt+f5: baton.nextHunk') && mine.includes('ctrl+shift+enter: baton.acceptHunk'), mine.join('; '));
+    assert.ok(mine.includes('ctrl+shift+alt+backspace: baton.undoHunkWithComment'), mine.join('; '));
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });
 });

@@ -100,3 +100,11 @@ export function shifted<T extends { line: number }>(hunks: readonly T[], edits: 
     return delta === 0 ? h : { ...h, line: h.line + delta };
   });
 }
+
+/** Whether a Baton diagnostic of this shown state is turned into a Hint in VS Code (no
+ * squiggle, not in the Problems view): a landed hunk not reviewed yet, which the quick diff
+ * already marks, unless the inline view is off. The server's severity stays what every
+ * other editor gets (Information). */
+export function quietInVsCode(status: string, inlineView: boolean): boolean {
+  return inlineView && status === 'landed';
+}

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { HunkText } from '../../src/inline/marks';
-import { type PlacedHunk, reviewedText, shifted, toRevert, unreviewed } from '../../src/review/reviewed';
+import { type PlacedHunk, quietInVsCode, reviewedText, shifted, toRevert, unreviewed } from '../../src/review/reviewed';
 
 const BEFORE = 'def size1():\n    return 1\n\n\ndef size2():\n    return 2\n\n\ndef size3():\n    return 3\n';
 // The agent's tool wrote two changes: line 5 became two lines, line 9 changed.
@@ -87,5 +87,13 @@ describe('hunks moved by edits typed since the last publish', () => {
 
   it('add up several edits of one event (multiple cursors), each on the text before them', () => {
     assert.deepEqual(shifted([at(5), at(9)], [edit(1, 0, 1, 0, '\n'), edit(7, 0, 7, 0, '\n\n')]), [at(6), at(12)]);
+  });
+});
+
+describe('squiggles in VS Code', () => {
+  it('are hints for landed hunks the quick diff marks, and stay for the rest or with the inline view off', () => {
+    assert.ok(quietInVsCode('landed', true));
+    for (const s of ['pending', 'stale', 'conflict', 'accepted', 'in_buffer']) assert.ok(!quietInVsCode(s, true), s);
+    assert.ok(!quietInVsCode('landed', false));
   });
 });
