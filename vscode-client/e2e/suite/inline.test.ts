@@ -292,6 +292,7 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     await waitFor('the quick diff showing sizes.py against its last reviewed state', () =>
       reviewedDoc()?.getText() === original && api.reviewed.reverted(sizes.toString()).length === 2);
     assert.deepEqual(drawnHere(), {});
+    assert.ok(api.reviewed.listed().includes(sizes.toString()), 'sizes.py in the Source Control view');
     // The diagnostics are hints in VS Code (no info squiggle): the quick diff marks the lines.
     const severities = vscode.languages.getDiagnostics(sizes).filter((d) => d.source === 'baton').map((d) => d.severity);
     assert.deepEqual(severities, [vscode.DiagnosticSeverity.Hint, vscode.DiagnosticSeverity.Hint]);

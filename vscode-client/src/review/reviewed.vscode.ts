@@ -41,7 +41,9 @@ interface LineChange {
 }
 
 export class ReviewedState implements vscode.TextDocumentContentProvider, vscode.Disposable {
-  private readonly controls = new Map<string, vscode.SourceControl>();
+  private readonly controls = new Map<string, { control: vscode.SourceControl; group: vscode.SourceControlResourceGroup }>();
+  /** Per folder: the files listed in its group now, to update it only when they change. */
+  private readonly listedFiles = new Map<string, string>();
   /** Per file: its hunks as last published, moved by the edits typed since. */
   private readonly spots = new Map<string, Array<{ hunkId: string; status: string; line: number; landed?: boolean }>>();
   /** Per file: the reviewed text last handed out, to tell VS Code only of real changes. */
@@ -88,7 +90,12 @@ export class ReviewedState implements vscode.TextDocumentContentProvider, vscode
     const control = vscode.scm.createSourceControl('baton', 'Baton', folder.uri);
     control.inputBox.visible = false;
     control.quickDiffProvider = { provideOriginalResource: (uri) => this.originalResource(uri) };
-    this.controls.set(folder.uri.toString(), control);
+    // The files with changes to review. Updating the list is also what makes VS Code ask
+    // the quick diff again for files already open (it asks on each edit, and when a
+    // source control's resources change).
+    const group = control.createResourceGroup('unreviewed', "Agent's changes to keep or undo");
+    group.hideWhenEmpty = true;
+    this.controls.set(folder.uri.toString(), { control, group });
   }
 
   /** The quick diff's original of `uri`: its reviewed state, while it has unreviewed hunks
@@ -100,9 +107,13 @@ export class ReviewedState implements vscode.TextDocumentContentProvider, vscode
     return has ? reviewedUri(uri) : undefined;
   }
 
-  provideTextDocumentContent(uri: vscode.Uri): string {
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const file = fileOf(uri);
     if (!file) return '';
+    if (!vscode.workspace.textDocuments.some((d) => d.uri.toString() === file.toString())) {
+      await vscode.workspace.openTextDocument(file); // asked from the Source Control view
+      this.inline.requestTexts(file.toString());
+    }
     const text = this.textOf(file.toString());
     this.served.set(file.toString(), text);
     return text;
@@ -133,7 +144,38 @@ export class ReviewedState implements vscode.TextDocumentContentProvider, vscode
       this.ensureControl(vscode.Uri.parse(uri));
       this.inline.requestTexts(uri);
     }
+    this.list();
     this.update(uri);
+  }
+
+  /** The files with unreviewed hunks, per folder, into each source control's group. */
+  private list(): void {
+    for (const [folder, { control, group }] of this.controls) {
+      const files = new Map<string, number>();
+      for (const s of this.placements.all()) {
+        if (unreviewed(s) && vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(s.uri))?.uri.toString() === folder) {
+          files.set(s.uri, (files.get(s.uri) ?? 0) + 1);
+        }
+      }
+      const key = JSON.stringify([...files].sort());
+      if (this.listedFiles.get(folder) === key) continue;
+      this.listedFiles.set(folder, key);
+      control.count = [...files.values()].reduce((a, b) => a + b, 0);
+      group.resourceStates = [...files].sort().map(([uri, n]) => {
+        const file = vscode.Uri.parse(uri);
+        const name = vscode.workspace.asRelativePath(file);
+        return {
+          resourceUri: file,
+          decorations: { tooltip: `${n} change${n === 1 ? '' : 's'} by the agent to keep or undo` },
+          command: { title: 'Show Changes', command: 'vscode.diff', arguments: [reviewedUri(file), file, `${name} (last reviewed \u2194 now)`] },
+        };
+      });
+    }
+  }
+
+  /** The files listed in the Source Control view, for the end-to-end tests. */
+  listed(): string[] {
+    return [...this.controls.values()].flatMap(({ group }) => group.resourceStates.map((r) => r.resourceUri.toString()));
   }
 
   private typed(e: vscode.TextDocumentChangeEvent): void {
@@ -181,7 +223,7 @@ export class ReviewedState implements vscode.TextDocumentContentProvider, vscode
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
-    for (const c of this.controls.values()) c.dispose();
+    for (const { control } of this.controls.values()) control.dispose();
     this.changeEmitter.dispose();
   }
 }
