@@ -9,7 +9,7 @@
     agent.py claude WS    a Claude Code-like run whose tools wrote the files themselves
                           (task 'claude', all landed): two Edits of cart.py (2 lines -> 5,
                           a method added), a Write of a new file (report.py), and a
-                          `sed -i` through Bash (config.py); cart.py is also committed to
+                          `sed -i` through Bash (config.py, version.py); cart.py is also committed to
                           git before the run, for git's quick diff to compare with
     agent.py long WS      a long task (task 'long': 150 pending hunks in five files, more
                           than the Tasks view reads at first)
@@ -124,6 +124,7 @@ REPORT = "".join(
     ]
 )
 CONFIG = "CURRENCY = 'EUR'\nROUNDING = 2\n"
+VERSION = "VERSION = '1.0'\n"
 
 
 async def claude(root: Path) -> None:
@@ -132,9 +133,10 @@ async def claude(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     (root / "cart.py").write_text(CART)
     (root / "config.py").write_text(CONFIG)
+    (root / "version.py").write_text(VERSION)
     git = ["git", "-C", str(root), "-c", "user.name=dev", "-c", "user.email=dev@example.com"]
     subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "cart.py", "config.py"], check=True)
+    subprocess.run([*git, "add", "cart.py", "config.py", "version.py"], check=True)
     subprocess.run([*git, "commit", "-qm", "before the agent"], check=True)
     async with await Worker.open(root, worker_id="claude-code", ttl=60) as worker:
         task = await worker.begin("Harden the cart", "validate prices, add count()", task_id="claude")
@@ -149,6 +151,10 @@ async def claude(root: Path) -> None:
         for call, path, tool, text in steps:
             await landings.announce(task.ws, task.id, call, path, tool)
             (root / path).write_text(text)
+            if tool == "Bash":  # the same `sed -i` bumps the version too
+                await landings.announce(task.ws, task.id, f"{call}-v", "version.py", tool)
+                (root / "version.py").write_text(VERSION.replace("1.0", "1.1"))
+                await landings.settle(task.ws, task.id, f"{call}-v")
             await landings.settle(task.ws, task.id, call)
 
 

@@ -347,6 +347,13 @@ async function cursorOn(page, line) {
     (await page.locator('.statusbar-item', { hasText: /^Ln \d+, Col/ }).first().innerText()).startsWith(`Ln ${line},`));
 }
 
+/** Waits for Baton's status bar message that the cursor arrived on a hunk (its keys set):
+ * `what` from "N of M to review · file: kind" on. */
+async function arrivedAt(page, what) {
+  await until(`Baton's word that the cursor is on ${what}`, async () =>
+    (await page.locator('.statusbar-item', { hasText: `Baton: ${what}` }).count()) > 0);
+}
+
 /** Focus in the main editor's text, at the top of the file, the peek closed. */
 async function toTop(page) {
   await page.keyboard.press('Control+1'); // the first editor group's editor, not the peek
@@ -414,7 +421,7 @@ async function reviewTest() {
     await step("the status bar counts the agent's changes as landed", async () => {
       await status.waitFor({ timeout: 30_000 });
       const text = (await status.innerText()).replace(/\s+/g, ' ').trim();
-      if (!/4 landed$/.test(text)) throw new Error(`status bar: ${text}`);
+      if (!/5 landed$/.test(text)) throw new Error(`status bar: ${text}`);
     });
     await step('the Tasks view says each hunk in the CLI\'s words', async () => {
       await page.keyboard.press('F1');
@@ -426,7 +433,7 @@ async function reviewTest() {
       const task = view.locator('.monaco-list-row', { hasText: 'Harden the cart' });
       await task.waitFor({ timeout: 15_000 });
       const text = (await task.innerText()).replace(/\s+/g, ' ');
-      if (!text.includes('4 landed')) throw new Error(`task row: ${text}`);
+      if (!text.includes('5 landed')) throw new Error(`task row: ${text}`);
       for (const close of await page.locator('.notification-toast .codicon-notifications-clear').all()) await close.click().catch(() => undefined);
     });
     await step("Baton's quick diff of the same change, with Keep | Undo lenses and no squiggles", async () => {
@@ -439,6 +446,9 @@ async function reviewTest() {
       await page.screenshot({ path: path.join(IMAGES, 'vscode-landed-review.png') });
       await peekShot(page, batonShot);
       await page.screenshot({ path: path.join(IMAGES, 'vscode-landed-peek.png') });
+      for (const label of ['Keep (Baton)', 'Undo (Baton)']) {
+        if ((await page.locator(`.dirty-diff .action-label[aria-label="${label}"]`).count()) !== 1) throw new Error(`no ${label} in the peek's title`);
+      }
       await toTop(page);
     });
     await step('the two quick diffs side by side', async () => {
@@ -453,14 +463,27 @@ async function reviewTest() {
 
     const cart = () => fs.readFileSync(path.join(ws, 'cart.py'), 'utf8');
     const hunksOf = (file) => stored(ws).filter((h) => h.path === file);
+    await step("Keep in the quick diff's peek (version.py)", async () => {
+      await openFile(page, 'version.py');
+      await until("the quick diff's gutter mark", async () => (await gutterChanges(page)) >= 1, 20_000);
+      await toTop(page);
+      await page.keyboard.press('Alt+F3');
+      await page.locator('.dirty-diff .action-label[aria-label="Keep (Baton)"]').click();
+      await until('the hunk kept', () => hunksOf('version.py')[0]?.status === 'applied');
+      if (fs.readFileSync(path.join(ws, 'version.py'), 'utf8') !== "VERSION = '1.1'\n") throw new Error('version.py changed on a keep');
+      await until('no change left in the gutter', async () => (await gutterChanges(page)) === 0);
+      await openFile(page, 'cart.py');
+    });
     await step('next hunk, then Keep: nothing written, the hunk kept', async () => {
       await toTop(page);
       await page.keyboard.press('Alt+F5');
       await cursorOn(page, 6);
+      await arrivedAt(page, '1 of 4 to review · cart.py: landed');
       await page.keyboard.press('Control+Shift+Enter');
       await until('the first hunk kept', () => hunksOf('cart.py')[0]?.status === 'applied');
       if (cart() !== CART_EDITED) throw new Error('cart.py changed on a keep');
       await cursorOn(page, 11); // moved on to the next hunk of the file
+      await arrivedAt(page, '1 of 3 to review · cart.py: landed');
     });
     await step('undo with a comment (Ctrl+Shift+Alt+Backspace), then Ctrl+Z and save: the agent\'s lines stay, no conflict', async () => {
       await page.keyboard.press('Control+Shift+Alt+Backspace');
@@ -479,9 +502,12 @@ async function reviewTest() {
       if (cart() !== CART_EDITED) throw new Error('cart.py is not as the developer sees it');
     });
     await step('undo with a comment and save: the old lines back on disk, the comment recorded', async () => {
+      // The word of the last arrival gone first: the same words will say this one.
+      await until("the last arrival's word gone", async () => (await page.locator('.statusbar-item', { hasText: 'to review ·' }).count()) === 0);
       await toTop(page);
       await page.keyboard.press('Alt+F5');
       await cursorOn(page, 11);
+      await arrivedAt(page, '1 of 3 to review · cart.py: landed');
       await page.keyboard.press('Control+Shift+Alt+Backspace');
       const input = page.locator('.quick-input-widget input');
       await input.waitFor({ timeout: 10_000 });
