@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -93,3 +94,26 @@ async def test_keep_one_undo_the_other_with_a_comment_keeping_the_developers_edi
 
 async def _is(root: Path, hunk_id: str, wanted: HunkStatus) -> bool:
     return await status(root, hunk_id) == wanted
+
+
+async def test_task_and_hunk_views_say_each_status_in_the_faces_words(editor: Editor) -> None:
+    """`word` and `words`: a client shows the words the CLI prints (landed, kept …),
+    landed hunks apart from proposals, instead of a table of its own (issue 24)."""
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 2 and editor.diagnostics(uri)
+    )
+    kept = diags[0].data["hunkId"]
+
+    async def task() -> Any:
+        # pygls hands the answer back as namedtuples
+        return await editor.client.protocol.send_request_async("baton/task", {"taskId": "tidy"})
+
+    before = await task()
+    assert [h.word for h in before.hunks] == ["landed", "landed"]
+    assert before.task.words._asdict() == {"landed": 2}
+    assert before.task.counts.pending == 2  # stored statuses, as before
+    await editor.command("baton.keep", {"hunkId": kept})
+    after = await task()
+    assert {h.id: h.word for h in after.hunks}[kept] == "kept"
+    assert after.task.words._asdict() == {"kept": 1, "landed": 1}

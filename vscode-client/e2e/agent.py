@@ -6,6 +6,11 @@
                           shapes.py, one in colors.py)
     agent.py landed WS    an agent's own tool wrote two changes to sizes.py (task 'landing':
                           landed hunks, to keep or undo)
+    agent.py claude WS    a Claude Code-like run whose tools wrote the files themselves
+                          (task 'claude', all landed): two Edits of cart.py (2 lines -> 5,
+                          a method added), a Write of a new file (report.py), and a
+                          `sed -i` through Bash (config.py, version.py); cart.py is also committed to
+                          git before the run, for git's quick diff to compare with
     agent.py long WS      a long task (task 'long': 150 pending hunks in five files, more
                           than the Tasks view reads at first)
     agent.py state WS ID  print the stored hunks of a task as JSON (status, comment, path)
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -79,6 +85,79 @@ async def landed(root: Path) -> None:
         await landings.settle(task.ws, task.id, "call-1")
 
 
+CART = """class Cart:
+    def __init__(self):
+        self.items = []
+
+    def add(self, name, price):
+        self.items.append((name, price))
+
+    def total(self):
+        return round(sum(p for _, p in self.items), 2)
+"""
+CART_EDITED = CART.replace(
+    "        self.items.append((name, price))\n",
+    "        if price < 0:\n"
+    "            raise ValueError(f\"negative price for {name}\")\n"
+    "        self.items.append((name, price))\n",
+).replace(
+    "    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n",
+    "    def total(self):\n"
+    "        total = 0\n"
+    "        for _, price in self.items:\n"
+    "            total += price\n"
+    "        return round(total, 2)\n"
+    "\n"
+    "    def count(self):\n"
+    "        \"\"\"How many items the cart holds.\"\"\"\n"
+    "        return len(self.items)\n",
+)
+REPORT = "".join(
+    [
+        "from cart import Cart\n",
+        "\n",
+        "\n",
+        "def report(cart: Cart) -> str:\n",
+        "    lines = [f\"{name}: {price:.2f}\" for name, price in cart.items]\n",
+        "    lines.append(f\"total: {cart.total():.2f}\")\n",
+        "    return \"\\n\".join(lines)\n",
+    ]
+)
+CONFIG = "CURRENCY = 'EUR'\nROUNDING = 2\n"
+VERSION = "VERSION = '1.0'\n"
+
+
+async def claude(root: Path) -> None:
+    """What Claude Code's hooks record for Edit, Write and Bash (a landing announced before
+    the tool, settled after it), with the tools' writes done here."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "cart.py").write_text(CART)
+    (root / "config.py").write_text(CONFIG)
+    (root / "version.py").write_text(VERSION)
+    git = ["git", "-C", str(root), "-c", "user.name=dev", "-c", "user.email=dev@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "cart.py", "config.py", "version.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "before the agent"], check=True)
+    async with await Worker.open(root, worker_id="claude-code", ttl=60) as worker:
+        task = await worker.begin("Harden the cart", "validate prices, add count()", task_id="claude")
+        await task.read("cart.py")
+        middle = CART_EDITED.split("    def total")[0] + "    def total" + CART.split("    def total")[1]
+        steps = [
+            ("toolu_1", "cart.py", "Edit", middle),
+            ("toolu_2", "cart.py", "Edit", CART_EDITED),
+            ("toolu_3", "report.py", "Write", REPORT),
+            ("toolu_4", "config.py", "Bash", CONFIG.replace("ROUNDING = 2", "ROUNDING = 3")),
+        ]
+        for call, path, tool, text in steps:
+            await landings.announce(task.ws, task.id, call, path, tool)
+            (root / path).write_text(text)
+            if tool == "Bash":  # the same `sed -i` bumps the version too
+                await landings.announce(task.ws, task.id, f"{call}-v", "version.py", tool)
+                (root / "version.py").write_text(VERSION.replace("1.0", "1.1"))
+                await landings.settle(task.ws, task.id, f"{call}-v")
+            await landings.settle(task.ws, task.id, call)
+
+
 async def long(root: Path) -> None:
     async with await Worker.open(root, worker_id="agent-5", ttl=60) as worker:
         task = await worker.begin("A long task", "change every function", task_id="long")
@@ -113,6 +192,8 @@ def main(argv: list[str]) -> None:
         asyncio.run(inline(root))
     elif cmd == "landed":
         asyncio.run(landed(root))
+    elif cmd == "claude":
+        asyncio.run(claude(root))
     elif cmd == "long":
         asyncio.run(long(root))
     elif cmd == "state":

@@ -57,9 +57,9 @@ const SETTINGS = {
   'baton.python': PYTHON,
 };
 
-function seed(name) {
+function seed(name, how = 'seed') {
   const ws = path.join(tmp, name);
-  const r = spawnSync(PYTHON, [path.join(EXT, 'e2e/agent.py'), 'seed', ws], { encoding: 'utf8' });
+  const r = spawnSync(PYTHON, [path.join(EXT, 'e2e/agent.py'), how, ws], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`seeding ${ws} failed: ${r.stderr || r.error}`);
   return ws;
 }
@@ -283,11 +283,288 @@ async function uiTest() {
 }
 
 // ---------------------------------------------------------------------------------------
+// The review loop on a Claude Code-like run (e2e/agent.py claude: two Edits, a new file, a
+// Bash edit, all landed), through the packaged extension: the quick diff against the last
+// reviewed state beside git's, then next hunk, keep, undo with a comment and Ctrl+Z of it,
+// undo of the new file, typing inside a landed hunk; the files on disk after each step.
+
+const CART_EDITED = `class Cart:
+    def __init__(self):
+        self.items = []
+
+    def add(self, name, price):
+        if price < 0:
+            raise ValueError(f"negative price for {name}")
+        self.items.append((name, price))
+
+    def total(self):
+        total = 0
+        for _, price in self.items:
+            total += price
+        return round(total, 2)
+
+    def count(self):
+        """How many items the cart holds."""
+        return len(self.items)
+`;
+
+function stored(ws) {
+  const r = spawnSync(PYTHON, [path.join(EXT, 'e2e/agent.py'), 'state', ws, 'claude'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`agent.py state: ${r.stderr}`);
+  return JSON.parse(r.stdout).hunks;
+}
+
+async function until(what, probe, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      last = await probe();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Opens `file` of the open folder through Quick Open. */
+async function openFile(page, file) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(file);
+  // Click the row: Enter may take a recently opened file the list still shows first.
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: file }).first().click();
+  await page.locator('.tab.active', { hasText: file }).waitFor();
+  await page.locator('.editor-instance .monaco-editor').first().click({ position: { x: 300, y: 5 } });
+}
+
+/** Waits for the status bar to put the cursor on 1-based `line`. */
+async function cursorOn(page, line) {
+  await until(`the cursor on line ${line}`, async () =>
+    (await page.locator('.statusbar-item', { hasText: /^Ln \d+, Col/ }).first().innerText()).startsWith(`Ln ${line},`));
+}
+
+/** Waits for Baton's status bar message that the cursor arrived on a hunk (its keys set):
+ * `what` from "N of M to review · file: kind" on. */
+async function arrivedAt(page, what) {
+  await until(`Baton's word that the cursor is on ${what}`, async () =>
+    (await page.locator('.statusbar-item', { hasText: `Baton: ${what}` }).count()) > 0);
+}
+
+/** Focus in the main editor's text, at the top of the file, the peek closed. */
+async function toTop(page) {
+  await page.keyboard.press('Control+1'); // the first editor group's editor, not the peek
+  for (let i = 0; i < 3 && (await page.locator('.dirty-diff').count()) > 0; i++) await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+Home');
+  await cursorOn(page, 1);
+}
+
+async function gutterChanges(page) {
+  return page.locator('.editor-instance .margin-view-overlays .dirty-diff-glyph').count();
+}
+
+/** The editor area with the quick diff's peek open on cart.py's second change. */
+async function peekShot(page, file) {
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Alt+F3');
+  await page.keyboard.press('Alt+F3');
+  await page.locator('.dirty-diff').first().waitFor({ timeout: 15_000 });
+  await page.mouse.move(5, 5);
+  await page.waitForTimeout(500);
+  await page.locator('.editor-group-container').first().screenshot({ path: file });
+}
+
+async function reviewTest() {
+  const vsix = path.join(EXT, 'baton.vsix');
+  const d = dirs('review');
+  const r = spawnSync(CODE_SERVER, [...codeServerArgs(d), '--install-extension', vsix], { env: d.env, encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`--install-extension failed: ${r.stdout}${r.stderr}`);
+  // The same run twice: one folder shown by git's quick diff (Baton's off), one by Baton's.
+  const gitWs = seed('git-ws', 'claude');
+  fs.mkdirSync(path.join(gitWs, '.vscode'));
+  fs.writeFileSync(path.join(gitWs, '.vscode/settings.json'), JSON.stringify({ 'git.enabled': true, 'baton.inlineView': false }));
+  const ws = seed('review-ws', 'claude');
+  const port = await startCodeServer(d, ws);
+  log(`review: code-server on ${port}`);
+  fs.mkdirSync(IMAGES, { recursive: true });
+  const failed = [];
+  const step = async (name, work) => {
+    try {
+      await work();
+      log(`review: ${name}: ok`);
+    } catch (e) {
+      failed.push(name);
+      await page.screenshot({ path: path.join(tmp, `review-${failed.length}.png`) }).catch(() => undefined);
+      log(`review: ${name}: FAILED: ${e instanceof Error ? e.message : e}`);
+    }
+  };
+  let page = await newPage('review-git');
+  const gitShot = path.join(tmp, 'quickdiff-git.png');
+  const batonShot = path.join(tmp, 'quickdiff-baton.png');
+  try {
+    await step("git's quick diff of the agent's change", async () => {
+      await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(gitWs)}`);
+      await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+      await openFile(page, 'cart.py');
+      await until("git's gutter marks", async () => (await gutterChanges(page)) >= 2, 30_000);
+      await peekShot(page, gitShot);
+    });
+    await page.context().close();
+
+    page = await newPage('review');
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+    const status = page.locator('.statusbar-item', { hasText: /landed/ }).first();
+    await step("the status bar counts the agent's changes as landed", async () => {
+      await status.waitFor({ timeout: 30_000 });
+      const text = (await status.innerText()).replace(/\s+/g, ' ').trim();
+      if (!/5 landed$/.test(text)) throw new Error(`status bar: ${text}`);
+    });
+    await step('the Tasks view says each hunk in the CLI\'s words', async () => {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor();
+      await input.fill('>Baton: Show Tasks');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Show Tasks' }).first().click();
+      const view = page.locator('[id="workbench.view.extension.baton"]');
+      const task = view.locator('.monaco-list-row', { hasText: 'Harden the cart' });
+      await task.waitFor({ timeout: 15_000 });
+      const text = (await task.innerText()).replace(/\s+/g, ' ');
+      if (!text.includes('5 landed')) throw new Error(`task row: ${text}`);
+      for (const close of await page.locator('.notification-toast .codicon-notifications-clear').all()) await close.click().catch(() => undefined);
+    });
+    await step("Baton's quick diff of the same change, with Keep | Undo lenses and no squiggles", async () => {
+      await openFile(page, 'cart.py');
+      await page.locator('.codelens-decoration a', { hasText: 'Keep' }).first().waitFor({ timeout: 20_000 });
+      await until("Baton's gutter marks", async () => (await gutterChanges(page)) >= 2, 20_000);
+      if ((await page.locator('.editor-instance .squiggly-info').count()) > 0) throw new Error('info squiggles on landed hunks');
+      await page.mouse.move(5, 5);
+      await page.waitForTimeout(500);
+      await page.screenshot({ path: path.join(IMAGES, 'vscode-landed-review.png') });
+      await peekShot(page, batonShot);
+      await page.screenshot({ path: path.join(IMAGES, 'vscode-landed-peek.png') });
+      for (const label of ['Keep (Baton)', 'Undo (Baton)']) {
+        if ((await page.locator(`.dirty-diff .action-label[aria-label="${label}"]`).count()) !== 1) throw new Error(`no ${label} in the peek's title`);
+      }
+      await toTop(page);
+    });
+    await step('the two quick diffs side by side', async () => {
+      const img = (f) => `data:image/png;base64,${fs.readFileSync(f).toString('base64')}`;
+      const side = await browser.newPage({ viewport: { width: 1700, height: 800 } });
+      await side.setContent(`<body style="margin:0;background:#1e1e1e;color:#ccc;font:14px sans-serif;display:flex;gap:8px">
+        <figure style="margin:0"><figcaption style="padding:4px">git (against the last commit)</figcaption><img src="${img(gitShot)}" style="width:840px"></figure>
+        <figure style="margin:0"><figcaption style="padding:4px">Baton (against the last reviewed state)</figcaption><img src="${img(batonShot)}" style="width:840px"></figure></body>`);
+      await side.screenshot({ path: path.join(IMAGES, 'vscode-quickdiff-git-vs-baton.png'), fullPage: true });
+      await side.close();
+    });
+
+    const cart = () => fs.readFileSync(path.join(ws, 'cart.py'), 'utf8');
+    const hunksOf = (file) => stored(ws).filter((h) => h.path === file);
+    await step("Keep in the quick diff's peek (version.py)", async () => {
+      await openFile(page, 'version.py');
+      await until("the quick diff's gutter mark", async () => (await gutterChanges(page)) >= 1, 20_000);
+      await toTop(page);
+      await page.keyboard.press('Alt+F3');
+      await page.locator('.dirty-diff .action-label[aria-label="Keep (Baton)"]').click();
+      await until('the hunk kept', () => hunksOf('version.py')[0]?.status === 'applied');
+      if (fs.readFileSync(path.join(ws, 'version.py'), 'utf8') !== "VERSION = '1.1'\n") throw new Error('version.py changed on a keep');
+      await until('no change left in the gutter', async () => (await gutterChanges(page)) === 0);
+      await openFile(page, 'cart.py');
+    });
+    await step('next hunk, then Keep: nothing written, the hunk kept', async () => {
+      await toTop(page);
+      await page.keyboard.press('Alt+F5');
+      await cursorOn(page, 6);
+      await arrivedAt(page, '1 of 4 to review · cart.py: landed');
+      await page.keyboard.press('Control+Shift+Enter');
+      await until('the first hunk kept', () => hunksOf('cart.py')[0]?.status === 'applied');
+      if (cart() !== CART_EDITED) throw new Error('cart.py changed on a keep');
+      await cursorOn(page, 11); // moved on to the next hunk of the file
+      await arrivedAt(page, '1 of 3 to review · cart.py: landed');
+    });
+    await step('undo with a comment (Ctrl+Shift+Alt+Backspace), then Ctrl+Z and save: the agent\'s lines stay, no conflict', async () => {
+      await page.keyboard.press('Control+Shift+Alt+Backspace');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: 10_000 });
+      await input.fill('X');
+      await page.keyboard.press('Enter');
+      await until('the undo in the buffer', async () => !/total \+= price/.test((await page.locator('.editor-instance .view-lines').innerText()).replace(/\u00a0/g, ' ')));
+      await page.keyboard.press('Control+z');
+      await until('the undo taken back in the buffer', async () => /total \+= price/.test((await page.locator('.editor-instance .view-lines').innerText()).replace(/\u00a0/g, ' ')));
+      await page.keyboard.press('Control+s');
+      await until('the hunk landed again, not a conflict, its comment withdrawn', () => {
+        const h = hunksOf('cart.py')[1];
+        return h && h.status === 'pending' && h.comment === '' && h;
+      });
+      if (cart() !== CART_EDITED) throw new Error('cart.py is not as the developer sees it');
+    });
+    await step('undo with a comment and save: the old lines back on disk, the comment recorded', async () => {
+      // The word of the last arrival gone first: the same words will say this one.
+      await until("the last arrival's word gone", async () => (await page.locator('.statusbar-item', { hasText: 'to review ·' }).count()) === 0);
+      await toTop(page);
+      await page.keyboard.press('Alt+F5');
+      await cursorOn(page, 11);
+      await arrivedAt(page, '1 of 3 to review · cart.py: landed');
+      await page.keyboard.press('Control+Shift+Alt+Backspace');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: 10_000 });
+      await input.fill('keep the one-line total');
+      await page.keyboard.press('Enter');
+      await until('the old line back in the buffer', async () => /return round\(sum/.test((await page.locator('.editor-instance .view-lines').innerText()).replace(/\u00a0/g, ' ')));
+      await page.keyboard.press('Control+s');
+      await until('undone in the store, with the comment', () => {
+        const h = hunksOf('cart.py')[1];
+        return h && h.status === 'undone' && h.comment === 'keep the one-line total';
+      });
+      // The hunk is the one-line total replaced by eight lines (the new body and count()).
+      const want = `${CART_EDITED.split('    def total')[0]}    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n`;
+      if (cart() !== want) throw new Error(`cart.py on disk:\n${cart()}`);
+    });
+    await step('undo of the new file (report.py) and save: the file is gone', async () => {
+      await openFile(page, 'report.py');
+      await page.locator('.codelens-decoration a', { hasText: 'Undo' }).first().waitFor({ timeout: 20_000 });
+      await page.locator('.codelens-decoration a', { hasText: 'Undo' }).first().click();
+      // The undo deletes the file, or empties the buffer for the save to delete it.
+      const report = path.join(ws, 'report.py');
+      await until('the undo in the buffer or on disk', async () => !fs.existsSync(report) || (await page.locator('.tab.active.dirty').count()) > 0);
+      if (fs.existsSync(report)) await page.keyboard.press('Control+s');
+      await until('report.py deleted', () => !fs.existsSync(report));
+      const h = hunksOf('report.py')[0];
+      if (h?.status !== 'undone') throw new Error(`report.py's hunk: ${JSON.stringify(h)}`);
+    });
+    await step('typing inside a landed hunk (config.py) and save: the lines are the developer\'s (superseded)', async () => {
+      await openFile(page, 'config.py');
+      await page.locator('.codelens-decoration a', { hasText: 'Keep' }).first().waitFor({ timeout: 20_000 });
+      await toTop(page);
+      await page.keyboard.press('Control+End');
+      await page.keyboard.press('ArrowUp');
+      await page.keyboard.press('End');
+      await page.keyboard.type('  # three places');
+      await page.keyboard.press('Control+s');
+      await until('config.py saved', () => fs.readFileSync(path.join(ws, 'config.py'), 'utf8') === "CURRENCY = 'EUR'\nROUNDING = 3  # three places\n");
+      await until('the hunk superseded: the developer\'s now', () => !hunksOf('config.py').some((h) => h.status === 'pending'));
+    });
+    if (failed.length) log(`review: failed steps: ${failed.join(' | ')}`);
+    return failed.length === 0;
+  } catch (e) {
+    log(`review: FAILED: ${e instanceof Error ? e.message : e} (log ${d.log})`);
+    return false;
+  } finally {
+    if (failed.length) process.env.E2E_KEEP = '1';
+    await page.context().close().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 
 async function main() {
   let ok = true;
   if (which.includes('host')) ok = (await hostTests()) && ok;
   if (which.includes('ui')) ok = (await uiTest()) && ok;
+  if (which.includes('ui') || which.includes('review')) ok = (await reviewTest()) && ok;
   return ok;
 }
 

@@ -9,12 +9,14 @@ import { registerAcceptEditedVersion } from './editing/editedVersion.vscode';
 import { ProposalFileSystem } from './editing/proposalFileSystem.vscode';
 import { InlineView } from './inline/marks.vscode';
 import { HunkCommands } from './navigation/cursor.vscode';
+import { registerKeysNotice } from './notices/keys.vscode';
 import { registerNotices } from './notices/messages.vscode';
 import { WrittenOnStart } from './notices/writtenOnStart.vscode';
 import { BatonClient } from './server/client.vscode';
 import type { Placements } from './server/placements';
 import { PlacementFeed } from './server/placements.vscode';
 import { registerRestarts } from './server/restarts.vscode';
+import { ReviewedState } from './review/reviewed.vscode';
 import { registerTaskCommands } from './tasks/commands.vscode';
 import { TasksStatus } from './tasks/statusBar.vscode';
 import { createTasksView, TasksTree } from './tasks/tree.vscode';
@@ -26,6 +28,7 @@ export interface BatonApi {
   status: vscode.StatusBarItem;
   placements: Placements;
   inline: InlineView;
+  reviewed: ReviewedState;
   hunks: HunkCommands;
 }
 
@@ -40,12 +43,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
   const diffs = new HunkDiffProvider(client, placements);
   const proposals = new ProposalFileSystem(diffs);
   const inline = new InlineView(client, diffs, placements);
+  const reviewed = new ReviewedState(client, placements, inline);
   const hunks = new HunkCommands(client, placements, inline.onDidDraw, feed.onDidMove);
   const written = new WrittenOnStart(client, tree, context.workspaceState);
   const status = new TasksStatus(tree, view);
   context.subscriptions.push(
-    feed, output, tree, view, diffs, proposals, status, inline, hunks, written,
+    feed, output, tree, view, diffs, proposals, status, inline, reviewed, hunks, written,
     registerNotices(client),
+    registerKeysNotice(client, context.globalState),
     registerTaskCommands(client, tree, diffs, placements),
     registerAcceptEditedVersion(client, proposals),
     vscode.commands.registerCommand('baton.showOutput', () => output.show(true)),
@@ -54,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<BatonA
 
   void vscode.commands.executeCommand('setContext', 'baton.serverState', 'stopped');
   void client.start();
-  return { client, tree, status: status.item, placements, inline, hunks };
+  return { client, tree, status: status.item, placements, inline, reviewed, hunks };
 }
 
 export function deactivate(): Promise<void> {

@@ -138,6 +138,9 @@ export interface HunkView {
    * (its old lines are what undo puts back); `applied` is kept; `rejected` is an undo not
    * written yet; `undone` is undone. Absent from servers before landed hunks. */
   landed?: boolean;
+  /** The stored status as every face says it (landed, kept …): what the views show.
+   * Absent from servers before it. */
+  word?: string;
 }
 
 export type StepStatus = 'pending' | 'in_progress' | 'awaiting_review' | 'done' | (string & {});
@@ -161,6 +164,9 @@ export interface TaskView {
   root: string;
   /** Hunks per stored status; all five keys are present. */
   counts: Record<string, number>;
+  /** Live hunks per status word (HunkView.word), zeros left out: landed hunks apart from
+   * proposals. Absent from servers before it. */
+  words?: Record<string, number>;
   steps: TaskStep[];
 }
 

@@ -23,6 +23,7 @@ from baton.core.hunks import Lines, render_hunk, split_lines
 from baton.core.ops import HunkStatus
 from baton.core.placement import Candidate, Placed, Shown, applied_shifts, expected_line, place
 from baton.core.state import HunkState, TaskState
+from baton.core.transitions import status_word
 from baton.effects.final_state import read_bytes
 from baton.workspace.hunk_text import new_lines_of
 from baton.workspace.workspace import Workspace
@@ -395,6 +396,7 @@ def _hunk_view(task_id: str, hunk: HunkState, uri: str, here: Placed | None) -> 
         comment=hunk.comment,
         conflict=hunk.conflict,
         landed=hunk.landed,
+        word=status_word(hunk.status, hunk.landed),
     ).model_dump(mode="json", by_alias=True)
 
 
@@ -402,6 +404,11 @@ def task_view(
     ws: Workspace, state: TaskState, info_worker: str | None, lease: float | None
 ) -> dict[str, Any]:
     counts = {s.value: n for s, n in state.hunk_counts().items()}
+    words: dict[str, int] = {}
+    for (status, landed, _), n in state.tally().items():
+        if status != HunkStatus.SUPERSEDED:
+            word = status_word(status, landed)
+            words[word] = words.get(word, 0) + n
     return p.TaskView(
         id=state.task_id,
         title=state.title,
@@ -412,6 +419,7 @@ def task_view(
         epoch=state.epoch,
         root=str(ws.root),
         counts=counts,
+        words={w: n for w, n in words.items() if n},
         steps=[
             {"name": s.name, "status": s.status.value, "note": s.note} for s in state.steps.values()
         ],

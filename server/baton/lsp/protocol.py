@@ -183,6 +183,9 @@ class HunkView(BaseModel):
     landed: bool = False
     """Written by the agent's own tool: `pending` means in the file, awaiting Keep or
     Undo; `applied` is kept; `rejected` is an undo not written yet; `undone` is undone."""
+    word: str = ""
+    """The status as every face says it (`transitions.status_word`: landed, kept …): what
+    a client shows, instead of a table of its own."""
 
 
 class TaskView(BaseModel):
@@ -197,6 +200,9 @@ class TaskView(BaseModel):
     epoch: int
     root: str
     counts: dict[str, int]
+    words: dict[str, int] = Field(default_factory=dict)
+    """Live hunks per status word (`HunkView.word`), zeros left out: the counts as every
+    face says them, landed hunks apart from proposals."""
     steps: list[dict[str, str]]
 
 

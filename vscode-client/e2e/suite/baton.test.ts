@@ -163,6 +163,9 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
     const accept = (await lenses(calc)).find((l) => l.range.start.line === 5 && l.command?.title === 'Accept');
     assert.ok(accept?.command, 'an Accept lens on line 6');
     await vscode.commands.executeCommand(accept.command.command, ...((accept.command.arguments ?? []) as unknown[]));
+    // The first decision names the review keys (once: the global state remembers it).
+    const keys = await waitFor('the review keys named', () => shown.find((t) => t.startsWith("Baton's review keys:")));
+    assert.match(keys, /Ctrl\+Shift\+Alt\+Backspace undo with a comment for the agent/);
     const doc = await vscode.workspace.openTextDocument(calc);
     await waitFor('the accepted hunk in the buffer', () => doc.getText().includes('return 20\n    # twenty\n'));
     await waitFor('the tree to show it accepted', () =>
@@ -207,6 +210,7 @@ suite('Baton in VS Code (code-server, real baton serve)', () => {
       (await lenses(calc)).length === 3,
     );
     assert.doesNotMatch(fs.readFileSync(calc.fsPath, 'utf8'), /return 50/);
+    assert.equal(shown.filter((t) => t.startsWith("Baton's review keys:")).length, 1, 'the keys are named once');
   });
 
   test('an agent committing in another process refreshes the tree (no polling)', async () => {

@@ -162,10 +162,10 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     await vscode.commands.executeCommand('baton.acceptHunk');
     await waitFor('the hunk in the buffer', () => editor.document.getText().includes('    return x * 20\n    # twenty\n'));
     await waitFor('the cursor on the next hunk (it moved down a line)', () => cursor() === 16);
-    await waitFor('the accepted lines drawn green, the replaced line as ghost text', () => {
+    await waitFor('the accepted lines drawn green, with no struck-through ghost text', () => {
       const d = drawn();
       return JSON.stringify(d.added) === JSON.stringify([{ line: 7 }, { line: 8 }]) &&
-        JSON.stringify(d.ghostRemoved) === JSON.stringify([{ line: 7, text: 'return x * 2' }]) &&
+        JSON.stringify(d.ghostAdded?.map((g) => g.line)) === JSON.stringify([16]) &&
         JSON.stringify(d.removed) === JSON.stringify([{ line: 16 }]);
     });
   });
@@ -279,24 +279,35 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     }
   });
 
-  test("a landed hunk (the agent's tool wrote it) is drawn green; Keep and Undo with Comment at the cursor", async function () {
+  test("a landed hunk (the agent's tool wrote it) is a quick diff change against the last reviewed state; Keep and Undo with Comment at the cursor", async function () {
     if (!api.client.serverCommands().has('baton.keep')) this.skip(); // a server before landed hunks
     await agent('landed', folder());
     const sizes = vscode.Uri.file(path.join(folder(), 'sizes.py'));
     const editor = await vscode.window.showTextDocument(sizes, { preview: false });
     const drawnHere = () => api.inline.drawnIn(sizes.toString());
-    await waitFor('both landed hunks drawn green, the lines they replaced as ghost text', () => {
-      const d = drawnHere();
-      return JSON.stringify(d.added) === JSON.stringify([{ line: 5 }, { line: 6 }, { line: 14 }]) &&
-        JSON.stringify(d.ghostRemoved) === JSON.stringify([{ line: 5, text: 'return 2' }, { line: 14, text: 'return 4' }]);
-    });
+    const original = 'def size1():\n    return 1\n\n\ndef size2():\n    return 2\n\n\ndef size3():\n    return 3\n\n\ndef size4():\n    return 4\n\n\n';
+    // VS Code's quick diff opened the reviewed state as its original: the file before the
+    // agent's tool ran. No decoration and no ghost text of Baton's own for these hunks.
+    const reviewedDoc = () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'baton-reviewed' && d.uri.query === sizes.toString());
+    await waitFor('the quick diff showing sizes.py against its last reviewed state', () =>
+      reviewedDoc()?.getText() === original && api.reviewed.reverted(sizes.toString()).length === 2);
+    assert.deepEqual(drawnHere(), {});
+    assert.ok(api.reviewed.listed().includes(sizes.toString()), 'sizes.py in the Source Control view');
+    // The diagnostics are hints in VS Code (no info squiggle): the quick diff marks the lines.
+    const severities = vscode.languages.getDiagnostics(sizes).filter((d) => d.source === 'baton').map((d) => d.severity);
+    assert.deepEqual(severities, [vscode.DiagnosticSeverity.Hint, vscode.DiagnosticSeverity.Hint]);
+    // Typing above the hunks: the developer's line is in both sides, never the agent's.
+    await editor.edit((e) => e.insert(new vscode.Position(0, 0), '# mine\n'));
+    await waitFor('the reviewed state following the typing', () => reviewedDoc()?.getText() === `# mine\n${original}`);
+    await vscode.commands.executeCommand('undo');
+    await waitFor('the typing undone', () => reviewedDoc()?.getText() === original && editor.document.lineAt(5).text === '    return 20');
     editor.selection = new vscode.Selection(6, 0, 6, 0);
     await waitFor('a landed hunk at the cursor: keep or undo', () =>
       api.hunks.contextKeys()['baton.cursorHunk'] === 'landed' && api.hunks.contextKeys()['baton.cursor.canKeep'] === true,
     );
     await vscode.commands.executeCommand('baton.keepHunk');
-    await waitFor('kept: no longer drawn, the cursor on the next one', () =>
-      JSON.stringify(drawnHere().added) === JSON.stringify([{ line: 14 }]) && cursor() === 14,
+    await waitFor('kept: in the reviewed state now, the cursor on the next one', () =>
+      reviewedDoc()?.getText() === original.replace('return 2\n', 'return 20\n    # twenty\n') && cursor() === 14,
     );
     const input = vscode.window.showInputBox;
     (vscode.window as { showInputBox: unknown }).showInputBox = () => Promise.resolve('forty is too big');
@@ -326,7 +337,7 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     // Baton's keys are VS Code's own for agent edits (chat editing: Alt+F5 / Shift+Alt+F5
     // navigate, Ctrl+Shift+Enter keeps a hunk, Ctrl+Shift+Backspace undoes it), scoped like
     // them to where a Baton hunk is; what they shadow there is listed in mocha.log.
-    const ours = ['alt+f5', 'shift+alt+f5', 'ctrl+shift+enter', 'ctrl+shift+backspace'];
+    const ours = ['alt+f5', 'shift+alt+f5', 'ctrl+shift+enter', 'ctrl+shift+backspace', 'ctrl+shift+alt+backspace'];
     const taken = defaults.filter((k) => ours.includes(k.key) && !k.command.startsWith('baton.'));
     const lines = taken.map((k) => `${k.key}: ${k.command} (${k.when ?? 'always'})`);
     // Measured, for docs/editors.md: into the run's mocha.log (see index.ts).
@@ -334,6 +345,7 @@ suite('The inline view, next / previous, the hunk at the cursor', () => {
     assert.deepEqual(taken.filter((k) => !k.when), [], 'no default binds these keys everywhere');
     const mine = defaults.filter((k) => k.command.startsWith('baton.')).map((k) => `${k.key}: ${k.command}`);
     assert.ok(mine.includes('alt+f5: baton.nextHunk') && mine.includes('ctrl+shift+enter: baton.acceptHunk'), mine.join('; '));
+    assert.ok(mine.includes('ctrl+shift+alt+backspace: baton.undoHunkWithComment'), mine.join('; '));
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });
 });

@@ -56,6 +56,37 @@ suite('A long task in the Tasks view, a page at a time', () => {
     assert.equal(rows().length, p.PAGE, 'the tree stays at one page');
   });
 
+  test('the pickers see every hunk once even when the tree reads more meanwhile (issue 24, item 11)', async () => {
+    // The unread pages are held back until a refresh (the "more" row) has landed: the
+    // pickers' list must still come from one read, neither repeating hunks nor missing any.
+    const client = api.client as unknown as { request: (method: string, params: unknown) => Promise<unknown> };
+    const request = client.request.bind(client);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held = 0;
+    client.request = async (method, params) => {
+      const answer = await request(method, params);
+      if (method === p.TASK && (params as p.TaskArgs).limit === p.MAX_PAGE) {
+        held += 1;
+        await gate;
+      }
+      return answer;
+    };
+    try {
+      const picking = api.tree.allHunks();
+      await waitFor('the unread pages asked for', () => held > 0);
+      await vscode.commands.executeCommand('baton.loadMoreHunks', 'long');
+      await waitFor('all 150 hunks of long in the tree meanwhile', () => rows().length === 150);
+      release();
+      const all = (await picking).filter((h) => h.hunk.taskId === 'long');
+      assert.equal(new Set(all.map((h) => h.hunk.id)).size, 150);
+      assert.equal(all.length, 150);
+    } finally {
+      client.request = request;
+      release();
+    }
+  });
+
   test('the "more" row reads the rest, and a refresh keeps it', async () => {
     await vscode.commands.executeCommand('baton.loadMoreHunks', 'long');
     await waitFor('all 150 hunks of long in the tree', () => rows().length === 150);

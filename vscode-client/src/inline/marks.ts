@@ -6,8 +6,9 @@
 // What is in the buffer depends on the hunk:
 // - a pending PROPOSAL (and an accepted hunk the developer undid): the buffer holds the old
 //   lines — painted as to-be-removed — and the proposed new lines are ghost text;
-// - a LANDED hunk (the agent already wrote it) and an accepted one in the buffer: the buffer
-//   holds the new lines — painted as added — and the old lines are ghost text;
+// - a LANDED hunk (the agent already wrote it) not reviewed yet: nothing here; VS Code's
+//   quick diff shows it against the file's last reviewed state (review/reviewed.ts);
+// - a proposal accepted into the buffer: the buffer holds the new lines, painted as added;
 // - a landed hunk whose undo is decided and not written yet: its new lines red, the old
 //   lines it puts back as ghost text (the same picture as a proposal's, reversed).
 //
@@ -89,9 +90,7 @@ export type MarkKind =
   | 'gapAdded'
   | 'gapRemoved'
   /** Ghost text after the end of a line: the new lines that would come in. */
-  | 'ghostAdded'
-  /** Ghost text after the end of a line: the old lines that went (or would go). */
-  | 'ghostRemoved';
+  | 'ghostAdded';
 
 export interface Mark {
   kind: MarkKind;
@@ -123,12 +122,15 @@ export function holds(buffer: readonly string[], line: number, expected: readonl
 /**
  * The marks of one hunk in a buffer (its lines, without terminators).
  *
- * The lines in the buffer are painted one mark each. The lines that are not in the buffer
- * are ghost text, since an extension cannot add rows to an editor (VS Code's view zones,
- * which its own inline diff uses, are not in the extension API): the first ones are paired
- * with the buffer's lines, one per line, and the rest go on the last line, joined by ⏎.
- * With no line on one side (an insertion, a deletion) a rule marks where the lines go, and
- * the ghost text sits at the end of the line above (or before line 0's text).
+ * A landed hunk not reviewed yet gets none: VS Code's quick diff shows it, against the
+ * file's last reviewed state (review/reviewed.vscode.ts), with the lines it replaced as
+ * real rows in its peek. Of the others, the lines in the buffer are painted one mark each;
+ * a proposal's new lines, which are not in the buffer, are ghost text, since an extension
+ * cannot add rows to an editor (VS Code's view zones, which its own inline diff uses, are
+ * not in the extension API): the first ones are paired with the buffer's lines, one per
+ * line, and the rest go on the last line, joined by ⏎. Lines that went out (an accepted
+ * hunk in the buffer) get no ghost text: the hunk's diff shows them. With no line on one
+ * side (an insertion, a deletion) a rule marks where the lines go.
  */
 export function hunkMarks(
   placed: Placed,
@@ -137,26 +139,29 @@ export function hunkMarks(
   buffer: readonly string[],
   undo = false,
 ): Mark[] {
+  if (placed.status === 'landed' || (landed && placed.status === 'pending')) return [];
   const side = sideInBuffer(placed.status, landed, undo);
   if (side === 'none') return [];
   const here = side === 'old' ? text.old : text.new;
   const away = side === 'old' ? text.new : text.old;
   const paint = painted(placed.status, landed);
-  const ghostKind: MarkKind = paint === 'removed' ? 'ghostAdded' : 'ghostRemoved';
   const { hunkId, line } = placed;
   if (!holds(buffer, line, here)) return [];
   const marks: Mark[] = here.map((_, i) => ({ kind: paint, hunkId, line: line + i }));
   if (away.length === 0) return marks;
   if (here.length === 0) {
     marks.push({ kind: paint === 'removed' ? 'gapAdded' : 'gapRemoved', hunkId, line: Math.min(line, Math.max(buffer.length - 1, 0)) });
-    if (line > 0) marks.push({ kind: ghostKind, hunkId, line: line - 1, text: ghost(away) });
-    else marks.push({ kind: ghostKind, hunkId, line: 0, text: ghost(away), before: true });
+  }
+  if (paint === 'added') return marks;
+  if (here.length === 0) {
+    if (line > 0) marks.push({ kind: 'ghostAdded', hunkId, line: line - 1, text: ghost(away) });
+    else marks.push({ kind: 'ghostAdded', hunkId, line: 0, text: ghost(away), before: true });
     return marks;
   }
   const paired = Math.min(here.length, away.length);
   for (let i = 0; i < paired; i++) {
     const rest = i === here.length - 1 ? away.slice(i) : [away[i] ?? ''];
-    marks.push({ kind: ghostKind, hunkId, line: line + i, text: ghost(rest) });
+    marks.push({ kind: 'ghostAdded', hunkId, line: line + i, text: ghost(rest) });
   }
   return marks;
 }

@@ -1,20 +1,23 @@
-// The inline view: every placed hunk in a visible editor, drawn in the file itself — the
-// buffer's lines a proposal removes in red and the lines it would put in as ghost text; a
-// landed hunk's lines (the agent wrote them) in green with the lines it replaced as ghost
-// text. What to draw is the pure module of the same name; where, the server's
-// latest diagnostics (the placements), redrawn on each publish, so it follows the buffer as it is typed in.
+// The inline view: every placed proposal in a visible editor, drawn in the file itself —
+// the buffer's lines a proposal removes in red and the lines it would put in as ghost
+// text; a proposal accepted into the buffer in green. A landed hunk not reviewed yet is
+// not drawn here: VS Code's quick diff shows it (review/reviewed.vscode.ts), with the lines
+// it replaced as real rows. What to draw is the pure module of the same name; where, the
+// server's latest diagnostics (the placements), redrawn on each publish, so it follows the
+// buffer as it is typed in. The hunks' texts read from `baton/hunk` are kept here for both.
 //
-// Why ghost text for the lines that are not in the buffer: VS Code's own inline diff
-// shows them in rows of their own (view zones), and the extension API has none. The
-// options an extension has are (1) inserting the lines into the buffer (Continue's
-// vertical diff does) — not here: Baton's server places hunks by the buffer's text, an
-// inserted line would make every hunk below stale, and the inserted lines would sit in
-// the undo stack and could be saved; (2) a block drawn over the following lines with CSS
-// injected through `textDecoration` (what some extensions do for multi-line ghost text) —
-// it hides the code under it and relies on no API; (3) text attached to existing lines,
-// which the API has (`before` / `after` render options). Baton uses (3): one attachment
-// per buffer line of the hunk, the first lines paired one to one and the rest on the
-// last line joined by ⏎, so nothing is hidden and nothing but decorations changes.
+// Why ghost text for a proposal's new lines: VS Code's own inline diff shows them in rows
+// of their own (view zones), and the extension API has none. The options an extension has
+// are (1) inserting the lines into the buffer (Continue's vertical diff does) — not here:
+// Baton's server places hunks by the buffer's text, an inserted line would make every hunk
+// below stale, and the inserted lines would sit in the undo stack and could be saved; (2) a
+// block drawn over the following lines with CSS injected through `textDecoration` (what
+// some extensions do for multi-line ghost text) — it hides the code under it and relies on
+// no API; (3) text attached to existing lines, which the API has (`before` / `after` render
+// options). Baton uses (3) for proposals: one attachment per buffer line of the hunk, the
+// first lines paired one to one and the rest on the last line joined by ⏎, so nothing is
+// hidden and nothing but decorations changes. (A quick diff cannot show a proposal: its
+// lines are in neither the file nor the buffer.)
 
 import * as vscode from 'vscode';
 import type { BatonClient } from '../server/client.vscode';
@@ -48,12 +51,11 @@ function decorationTypes(): Record<MarkKind, vscode.TextEditorDecorationType> {
     overviewRulerColor: color(`${side}OverviewRuler`),
     overviewRulerLane: vscode.OverviewRulerLane.Left,
   });
-  const ghost = (side: 'added' | 'removed'): vscode.DecorationRenderOptions => {
+  const ghost = (side: 'added'): vscode.DecorationRenderOptions => {
     const attachment: vscode.ThemableDecorationAttachmentRenderOptions = {
       color: color(`${side}GhostForeground`),
       fontStyle: 'italic',
       margin: '0 0 0 2em',
-      ...(side === 'removed' ? { textDecoration: 'line-through' } : {}),
     };
     return { after: attachment, before: { ...attachment, margin: '0 2em 0 0' } };
   };
@@ -63,11 +65,10 @@ function decorationTypes(): Record<MarkKind, vscode.TextEditorDecorationType> {
     gapAdded: vscode.window.createTextEditorDecorationType(gap('added')),
     gapRemoved: vscode.window.createTextEditorDecorationType(gap('removed')),
     ghostAdded: vscode.window.createTextEditorDecorationType(ghost('added')),
-    ghostRemoved: vscode.window.createTextEditorDecorationType(ghost('removed')),
   };
 }
 
-const KINDS: readonly MarkKind[] = ['removed', 'added', 'gapAdded', 'gapRemoved', 'ghostAdded', 'ghostRemoved'];
+const KINDS: readonly MarkKind[] = ['removed', 'added', 'gapAdded', 'gapRemoved', 'ghostAdded'];
 
 /** What the inline view drew in one editor, for the end-to-end tests. */
 export type Drawn = Partial<Record<MarkKind, Array<{ line: number; text?: string }>>>;
@@ -121,8 +122,25 @@ export class InlineView implements vscode.Disposable {
   }
 
   private drawUri(uri: string): void {
+    let drawn = false;
     for (const editor of vscode.window.visibleTextEditors) {
-      if (editor.document.uri.toString() === uri) this.draw(editor);
+      if (editor.document.uri.toString() !== uri) continue;
+      this.draw(editor);
+      drawn = true;
+    }
+    if (!drawn) this.drawEmitter.fire(uri); // what reads the texts of a file not in view
+  }
+
+  /** The hunks' texts read so far, by hunk id (the reviewed state reads them too). */
+  knownTexts(): ReadonlyMap<string, KnownHunk> {
+    return this.texts;
+  }
+
+  /** Reads the texts of the hunks of `uri` not read yet (or to read again); each one
+   * read draws the file again (`onDidDraw`), visible or not. */
+  requestTexts(uri: string): void {
+    for (const spot of this.placements.of(uri)) {
+      if (!this.texts.has(spot.hunkId) || this.stale.has(spot.hunkId)) void this.read(spot.hunkId, spot.taskId, uri);
     }
   }
 
@@ -154,14 +172,11 @@ export class InlineView implements vscode.Disposable {
     if (mark.text === undefined) return { range: line.range };
     const spot = this.placements.find(mark.hunkId);
     const due = spot?.status === 'accepted';
-    const prefix =
-      mark.kind === 'ghostRemoved'
-        ? '− '
-        : due
-          ? this.texts.get(mark.hunkId)?.undo
-            ? '→ (undo decided, not written yet) '
-            : '→ (accepted, not in the buffer) '
-          : '→ ';
+    const prefix = due
+      ? this.texts.get(mark.hunkId)?.undo
+        ? '→ (undo decided, not written yet) '
+        : '→ (accepted, not in the buffer) '
+      : '→ ';
     const attachment = { contentText: prefix + mark.text };
     return mark.before
       ? { range: new vscode.Range(line.range.start, line.range.start), renderOptions: { before: attachment } }

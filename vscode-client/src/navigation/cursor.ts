@@ -147,3 +147,21 @@ export function decisionCommand(
 
 /** Decisions after which the cursor moves to the next hunk. */
 export const MOVES_ON: readonly string[] = [p.ACCEPT, p.REJECT, p.ACCEPT_EDITED, p.KEEP, p.UNDO];
+
+/** What the status bar says once the cursor is on a hunk by next / previous or after a
+ * decision (and the keys for it are set): where it is among the hunks to review, and
+ * what the keys do with it. "Baton: 1 of 4 to review · cart.py: landed · Ctrl+Shift+Enter
+ * keep · Ctrl+Shift+Backspace undo". */
+export function whereText(spots: readonly Spot[], at: Spot, file: string): string {
+  const list = route(spots, at.uri);
+  const index = list.findIndex((s) => s.hunkId === at.hunkId);
+  const kind = hunkKind(at);
+  const keys =
+    kind === 'landed'
+      ? ' · Ctrl+Shift+Enter keep · Ctrl+Shift+Backspace undo'
+      : kind === 'proposal'
+        ? ' · Ctrl+Shift+Enter accept · Ctrl+Shift+Backspace reject'
+        : '';
+  const place = index >= 0 ? `${index + 1} of ${list.length} to review · ` : '';
+  return `Baton: ${place}${file}: ${kind}${keys}`;
+}

@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import type { BatonClient } from '../server/client.vscode';
-import { cursorKeys, type Decision, decisionCommand, type Direction, hunkAt, type Spot, step } from './cursor';
+import { cursorKeys, type Decision, decisionCommand, type Direction, hunkAt, type Spot, step, whereText } from './cursor';
 import { hunkArgsOf, isHunkNode } from '../tasks/commands';
 import { type Placements, type Transition, undoneAccepts } from '../server/placements';
 import * as p from '../protocol';
@@ -31,11 +31,11 @@ export class HunkCommands implements vscode.Disposable {
       vscode.commands.registerCommand('baton.undoHunk', (arg?: unknown) => this.decide('undo', arg)),
       vscode.commands.registerCommand('baton.undoHunkWithComment', (arg?: unknown) => this.decide('undo', arg, true)),
       vscode.commands.registerCommand('baton.unacceptHunk', (arg?: unknown) => this.decide('unaccept', arg)),
-      vscode.window.onDidChangeTextEditorSelection(() => this.updateKeys()),
-      vscode.window.onDidChangeActiveTextEditor(() => this.updateKeys()),
-      onDidDraw(() => this.updateKeys()),
+      vscode.window.onDidChangeTextEditorSelection(() => void this.updateKeys()),
+      vscode.window.onDidChangeActiveTextEditor(() => void this.updateKeys()),
+      onDidDraw(() => void this.updateKeys()),
       onDidMove((transitions) => this.transitions(transitions)),
-      client.onDidChangeServerState(() => this.updateKeys()),
+      client.onDidChangeServerState(() => void this.updateKeys()),
       client.onDidDecide((decided) => void this.moveOn(decided.args.hunkId)),
     );
   }
@@ -50,10 +50,10 @@ export class HunkCommands implements vscode.Disposable {
   /** A publish: hunks whose state changed. An accept the developer undid gets a word. */
   transitions(transitions: readonly Transition[]): void {
     for (const spot of undoneAccepts(transitions)) void this.offerUnaccept(spot);
-    this.updateKeys();
+    void this.updateKeys();
   }
 
-  updateKeys(): void {
+  updateKeys(): Promise<unknown> {
     const editor = vscode.window.activeTextEditor;
     const uri = editor?.document.uri.toString();
     const commands = this.client.serverCommands();
@@ -65,9 +65,17 @@ export class HunkCommands implements vscode.Disposable {
       'baton.server.canReopen': commands.has(p.REOPEN),
     };
     const text = JSON.stringify(keys);
-    if (text === this.keys) return;
+    if (text === this.keys) return Promise.resolve();
     this.keys = text;
-    for (const [key, value] of Object.entries(keys)) void vscode.commands.executeCommand('setContext', key, value);
+    return Promise.all(Object.entries(keys).map(([key, value]) => vscode.commands.executeCommand('setContext', key, value)));
+  }
+
+  /** Once the keys for the hunk at the cursor are set, the status bar says where it is and
+   * what the keys do (a key pressed before it would still act on the line before). */
+  private async arrived(spot: Spot): Promise<void> {
+    await this.updateKeys();
+    const file = vscode.workspace.asRelativePath(vscode.Uri.parse(spot.uri));
+    void vscode.window.setStatusBarMessage(whereText(this.placements.all(), spot, file), 5000);
   }
 
   /** The context keys as last set, for the end-to-end tests. */
@@ -84,7 +92,7 @@ export class HunkCommands implements vscode.Disposable {
       return undefined;
     }
     await reveal(target);
-    this.updateKeys();
+    await this.arrived(target);
     return target;
   }
 
@@ -101,7 +109,7 @@ export class HunkCommands implements vscode.Disposable {
       return;
     }
     await reveal(next);
-    this.updateKeys();
+    await this.arrived(next);
   }
 
   private spotOf(arg: unknown): Spot | undefined {

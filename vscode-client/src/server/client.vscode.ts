@@ -19,6 +19,7 @@ import { MOVES_ON } from '../navigation/cursor';
 import { protocolSupported } from './compatibility';
 import { errorText, notInstalledMessage, ServerMessages } from '../notices/messages';
 import type { Published } from './placements';
+import { quietInVsCode } from '../review/reviewed';
 import * as p from '../protocol';
 import { type Interpreter, resolveInterpreter } from './python.vscode';
 
@@ -194,7 +195,13 @@ export class BatonClient implements vscode.Disposable {
         // After `baton.refresh` the Tasks view reads everything again, whatever it cached.
         // Every publish also tells where each hunk sits now (the inline view, the tree's
         // line numbers, next / previous).
+        // A landed hunk the quick diff marks gets a Hint instead of an info squiggle.
         handleDiagnostics: (uri, diagnostics, next) => {
+          const inlineView = vscode.workspace.getConfiguration('baton').get<boolean>('inlineView', true);
+          for (const d of diagnostics) {
+            const status = publishedOf(d)?.status;
+            if (status !== undefined && quietInVsCode(status, inlineView)) d.severity = vscode.DiagnosticSeverity.Hint;
+          }
           next(uri, diagnostics);
           const hunks = diagnostics.map(publishedOf).filter((h): h is Published => h !== undefined);
           this.publishEmitter.fire({ uri: uri.toString(), hunks });

@@ -15,6 +15,9 @@ export interface Icon {
 const HUNK_ICONS: Record<string, Icon> = {
   pending: { id: 'diff-modified', color: 'charts.yellow' },
   landed: { id: 'diff-added', color: 'charts.green' },
+  kept: { id: 'pass-filled', color: 'testing.iconPassed' },
+  'undo due': { id: 'discard', color: 'charts.blue' },
+  'redo due': { id: 'check', color: 'charts.blue' },
   accepted: { id: 'check', color: 'charts.blue' },
   applied: { id: 'pass-filled', color: 'testing.iconPassed' },
   rejected: { id: 'close', color: 'disabledForeground' },
@@ -27,6 +30,9 @@ const HUNK_ICONS: Record<string, Icon> = {
 const HUNK_WORDS: Record<string, string> = {
   pending: 'pending review',
   landed: 'in the file, to keep or undo',
+  kept: 'kept: the agent\u2019s lines stay',
+  'undo due': 'undone, its old lines not written back yet',
+  'redo due': 'kept again, its lines not written back yet',
   accepted: 'accepted, not applied yet',
   applied: 'applied',
   rejected: 'rejected',
@@ -36,10 +42,14 @@ const HUNK_WORDS: Record<string, string> = {
   undone: 'undone: its old lines are back',
 };
 
-/** What the view shows: `conflict` when a write failed, `landed` for a pending hunk the
- * agent already wrote to the file, else the hunk's status. */
+/** What the view shows: `conflict` when a write failed, `stale` when the buffer moved
+ * under it, else the server's word for its status (`HunkView.word`: landed, kept …, the
+ * words the CLI prints); from a server without words, `landed` for a pending hunk the
+ * agent already wrote to the file, else the stored status. */
 export function hunkShown(hunk: p.HunkView): string {
   if (hunk.conflict) return 'conflict';
+  if (hunk.status === 'stale') return 'stale';
+  if (hunk.word) return hunk.word;
   if (hunk.status === 'pending' && hunk.landed === true) return 'landed';
   return hunk.status;
 }
@@ -76,11 +86,21 @@ export function hunkTooltip(hunk: p.HunkView): string {
 // ---------------------------------------------------------------------------------------
 // Counts
 
-/** "2 pending · 1 accepted" from counts by status, zeros and superseded left out. */
+/** The order counts are said in: what awaits the developer first, then what was decided. */
+const COUNT_ORDER = ['landed', 'pending', 'accepted', 'kept', 'applied', 'rejected', 'undone', 'undo due', 'redo due', 'stale', 'conflict'];
+
+/** "1 landed · 2 pending · 1 kept" from counts by word (or status), zeros and superseded
+ * left out; words this list does not know come last, as they are. */
 export function countsText(counts: Record<string, number>): string {
-  const order = ['pending', 'landed', 'accepted', 'applied', 'rejected', 'stale', 'conflict'];
-  const parts = order.filter((s) => (counts[s] ?? 0) > 0).map((s) => `${counts[s]} ${s}`);
-  return parts.join(' · ');
+  const known = COUNT_ORDER.filter((s) => (counts[s] ?? 0) > 0);
+  const others = Object.keys(counts).filter((s) => !COUNT_ORDER.includes(s) && s !== 'superseded' && (counts[s] ?? 0) > 0).sort();
+  return [...known, ...others].map((s) => `${counts[s]} ${s}`).join(' · ');
+}
+
+/** A task's hunks counted in the server's words when it sends them (`TaskView.words`:
+ * "1 kept · 2 undone"), else by stored status. */
+export function taskCounts(task: p.TaskView): Record<string, number> {
+  return task.words && Object.keys(task.words).length > 0 ? task.words : task.counts;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -112,7 +132,7 @@ export function taskIcon(task: p.TaskView, now: number): Icon {
 }
 
 export function taskDescription(task: p.TaskView, now: number): string {
-  const parts = [countsText(task.counts)];
+  const parts = [countsText(taskCounts(task))];
   if (task.status !== 'open') parts.push(task.status);
   else if (leaseIsLive(task, now)) parts.push(`${task.worker} working`);
   return parts.filter(Boolean).join(' · ');
@@ -128,7 +148,7 @@ export function taskTooltip(task: p.TaskView, now: number): string {
     who += ` · lease of ${task.worker} expired`;
   }
   lines.push(who);
-  const counts = countsText(task.counts);
+  const counts = countsText(taskCounts(task));
   if (counts) lines.push(`Hunks: ${counts}`);
   lines.push(`Task ${task.id} · epoch ${task.epoch} · ${task.root}`);
   return lines.join('\n');

@@ -131,7 +131,11 @@ export function liveHunk(hunk: p.HunkView, live: Live | undefined): p.HunkView {
   // A rejected proposal is shown no more; a landed hunk's undo not yet written still is.
   if (hunk.status === 'rejected' && !hunk.landed) return hunk;
   if (hunk.status === 'rejected') return { ...hunk, line: live.line, status: live.status === 'stale' ? 'stale' : hunk.status };
-  return { ...hunk, line: live.line, status: statusOfShown(hunk.status, live.status) };
+  const status = statusOfShown(hunk.status, live.status);
+  // The server's word is for the stored status: a status the buffer moved it to has none yet.
+  const moved: p.HunkView = { ...hunk, line: live.line, status };
+  if (status !== hunk.status) delete moved.word;
+  return moved;
 }
 
 export function hunkNode(hunk: p.HunkView): HunkNode {

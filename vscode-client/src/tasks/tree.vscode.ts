@@ -205,16 +205,22 @@ export class TasksTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     return out;
   }
 
-  /** Every hunk the tree would show with all pages read, in tree order: the rows, then
-   * per task the pages it has not read (read now, and not kept: a pick from the palette
-   * must offer every hunk, and the tree stays as short as it was). */
+  /** Every hunk the tree would show with all pages read, task by task in tree order: the
+   * pages each task has read, then those it has not (read now, and not kept: a pick from
+   * the palette must offer every hunk, and the tree stays as short as it was). Both come
+   * from one snapshot of what was read: a refresh that lands while the unread pages are
+   * on their way (a "more" row clicked, an agent's commit) changes the rows, and rows of
+   * the newer read beside pages after the older one's cursor repeat hunks or miss them
+   * (issue 24, item 11). */
   async allHunks(): Promise<HunkNode[]> {
     const showApplied = vscode.workspace.getConfiguration('baton').get<boolean>('showApplied', false);
     const options = { showApplied, now: Date.now() / 1000, live: this.live() };
-    const rest = await Promise.all(
-      [...this.details.values()].map(async (d) => (complete(d) ? [] : hunkNodes(await this.pages.rest(d), options))),
+    const order = this.tasks.map((t) => t.id);
+    const snapshot = [...this.details.values()].sort((a, b) => order.indexOf(a.task.id) - order.indexOf(b.task.id));
+    const lists = await Promise.all(
+      snapshot.map(async (d) => hunkNodes(complete(d) ? d.hunks : [...d.hunks, ...(await this.pages.rest(d))], options)),
     );
-    return [...this.hunks(), ...rest.flat()];
+    return lists.flat();
   }
 
   findHunk(hunkId: string): HunkNode | undefined {

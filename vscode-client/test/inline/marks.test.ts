@@ -53,18 +53,20 @@ describe('the marks of a hunk', () => {
     ]);
   });
 
-  it("paint a landed hunk's new lines green, the old lines it replaced ghost text, paired line by line", () => {
-    assert.deepEqual(hunkMarks(placed(), text, true, AFTER), [
-      { kind: 'added', hunkId: 'c721f7508f68', line: 5 },
-      { kind: 'added', hunkId: 'c721f7508f68', line: 6 },
-      { kind: 'ghostRemoved', hunkId: 'c721f7508f68', line: 5, text: 'return 2' },
-    ]);
-    // Accepted into the buffer: the same picture.
-    assert.deepEqual(hunkMarks(placed({ status: 'in_buffer' }), text, false, AFTER), hunkMarks(placed(), text, true, AFTER));
+  it('leave a landed hunk not reviewed yet to the quick diff: no marks, no ghost text', () => {
+    assert.deepEqual(hunkMarks(placed(), text, true, AFTER), []);
+    assert.deepEqual(hunkMarks(placed({ status: 'landed' }), text, true, AFTER), []);
+    assert.deepEqual(hunkMarks(placed({ status: 'landed' }), text, false, AFTER), [], 'the server says landed');
   });
 
-  it("draw the server's `landed` state like a landed hunk, and a landed hunk's undo due as the reverse of a proposal", () => {
-    assert.deepEqual(hunkMarks(placed({ status: 'landed' }), text, true, AFTER), hunkMarks(placed(), text, true, AFTER));
+  it('paint a proposal accepted into the buffer green, with no struck-through ghost text of the lines it replaced', () => {
+    assert.deepEqual(hunkMarks(placed({ status: 'in_buffer' }), text, false, AFTER), [
+      { kind: 'added', hunkId: 'c721f7508f68', line: 5 },
+      { kind: 'added', hunkId: 'c721f7508f68', line: 6 },
+    ]);
+  });
+
+  it("draw a landed hunk's undo due as the reverse of a proposal", () => {
     // Undo decided, not yet written: the new lines are still there and go; the old come back.
     assert.deepEqual(hunkMarks(placed({ status: 'accepted' }), text, true, AFTER, true), [
       { kind: 'removed', hunkId: 'c721f7508f68', line: 5 },
@@ -74,7 +76,6 @@ describe('the marks of a hunk', () => {
     // Undone in the buffer: the old line is back, drawn as what came in.
     assert.deepEqual(hunkMarks(placed({ status: 'in_buffer' }), text, true, CALC, true), [
       { kind: 'added', hunkId: 'c721f7508f68', line: 5 },
-      { kind: 'ghostRemoved', hunkId: 'c721f7508f68', line: 5, text: `return 20${LINE_BREAK}# twenty` },
     ]);
   });
 
@@ -85,7 +86,7 @@ describe('the marks of a hunk', () => {
 
   it('are none where the buffer does not hold the lines (a publish older than the text)', () => {
     assert.deepEqual(hunkMarks(placed({ line: 6 }), text, false, CALC), []);
-    assert.deepEqual(hunkMarks(placed(), text, true, CALC), []);
+    assert.deepEqual(hunkMarks(placed({ status: 'in_buffer' }), text, false, CALC), []);
     assert.deepEqual(hunkMarks(placed({ line: 40 }), text, false, CALC), []);
   });
 
@@ -105,13 +106,12 @@ describe('the marks of a hunk', () => {
     });
   });
 
-  it('paint a deletion red with no ghost text; a landed deletion is a rule and the old lines above it', () => {
+  it('paint a deletion red with no ghost text; an accepted deletion in the buffer is a rule', () => {
     const deletion = { old: ['    return 2'], new: [] };
     assert.deepEqual(hunkMarks(placed(), deletion, false, CALC), [{ kind: 'removed', hunkId: 'c721f7508f68', line: 5 }]);
     const gone = CALC.filter((l) => l !== '    return 2');
-    assert.deepEqual(hunkMarks(placed(), deletion, true, gone), [
+    assert.deepEqual(hunkMarks(placed({ status: 'in_buffer' }), deletion, false, gone), [
       { kind: 'gapRemoved', hunkId: 'c721f7508f68', line: 5 },
-      { kind: 'ghostRemoved', hunkId: 'c721f7508f68', line: 4, text: 'return 2' },
     ]);
   });
 

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cursorKeys, decisionCommand, hunkAt, route, type Spot, step } from '../../src/navigation/cursor';
+import { cursorKeys, decisionCommand, hunkAt, route, type Spot, step, whereText } from '../../src/navigation/cursor';
 import * as p from '../../src/protocol';
 
 const CALC = 'file:///ws/calc.py';
@@ -122,5 +122,20 @@ describe('a decision on the hunk at the cursor', () => {
     assert.match((decisionCommand('accept', undefined, all) as { refused: string }).refused, /no hunk at the cursor/);
     assert.match((decisionCommand('keep', spot('a05', CALC, 5, { landed: true }), new Set(p.COMMANDS.filter((c) => c !== p.KEEP))) as { refused: string }).refused, /no baton\.keep/);
     assert.match((decisionCommand('unaccept', spot('a05', CALC, 5, { status: 'in_buffer' }), all) as { refused: string }).refused, /undo the edit first/);
+  });
+});
+
+describe('where the cursor arrived', () => {
+  it('says which hunk of how many to review, and what the keys do with it', () => {
+    const spots: Spot[] = [
+      { uri: 'file:///w/a.py', hunkId: 'h1', taskId: 't', status: 'landed', line: 5, lines: 2 },
+      { uri: 'file:///w/a.py', hunkId: 'h2', taskId: 't', status: 'pending', line: 9, lines: 1 },
+      { uri: 'file:///w/a.py', hunkId: 'h3', taskId: 't', status: 'applied', line: 20, lines: 1 },
+    ];
+    assert.equal(whereText(spots, spots[0]!, 'a.py'),
+      'Baton: 1 of 2 to review · a.py: landed · Ctrl+Shift+Enter keep · Ctrl+Shift+Backspace undo');
+    assert.equal(whereText(spots, spots[1]!, 'a.py'),
+      'Baton: 2 of 2 to review · a.py: proposal · Ctrl+Shift+Enter accept · Ctrl+Shift+Backspace reject');
+    assert.equal(whereText(spots, spots[2]!, 'a.py'), 'Baton: a.py: applied');
   });
 });

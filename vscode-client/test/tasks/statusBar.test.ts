@@ -21,9 +21,21 @@ describe('the status bar', () => {
     assert.deepEqual(bar, {
       visible: true,
       text: '$(git-pull-request) 4 pending · 2 accepted',
-      tooltip: 'Baton: 4 hunks pending review, 2 accepted not applied yet, in 2 open tasks. ' +
+      tooltip: 'Baton: 4 proposals pending review, 2 accepted not written yet, in 2 open tasks. ' +
         'Click to show the Tasks view.',
     });
+  });
+
+  it("says the agent's changes in the files as landed, apart from proposals, in the server's words", () => {
+    // One keep and two undos of five landed hunks, one proposal pending: the words the CLI prints.
+    const landed = task({
+      counts: { pending: 3, accepted: 0, rejected: 1, applied: 1, undone: 1 },
+      words: { landed: 2, pending: 1, kept: 1, 'undo due': 1, undone: 1 },
+    });
+    const bar = statusBar([landed]);
+    assert.equal(bar.text, '$(git-pull-request) 2 landed · 1 pending');
+    assert.match(bar.tooltip, /^Baton: 2 changes the agent wrote, to keep or undo, 1 proposal pending review/);
+    assert.equal(statusBar([task({ counts: { pending: 2 }, words: { landed: 2 } })]).text, '$(git-pull-request) 2 landed');
   });
 
   it('says when all is reviewed, naming a single task', () => {
