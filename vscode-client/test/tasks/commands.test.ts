@@ -30,6 +30,10 @@ describe('command arguments', () => {
     assert.deepEqual(commandArguments(p.REJECT_ALL, [t]), [{ taskId: 'tidy' }]);
   });
 
+  it("turns the task row's Commit Kept Hunks into the CommitArgs of baton.commit", () => {
+    assert.deepEqual(commandArguments(p.COMMIT, [t]), [{ taskId: 'tidy' } satisfies p.CommitArgs]);
+  });
+
   it('passes the arguments of lenses and code actions through', () => {
     const args = [{ hunkId: 'c721f7508f68', taskId: 'tidy' }];
     assert.equal(commandArguments(p.ACCEPT, args), args);
