@@ -19,7 +19,7 @@ intent, and the save settles it — the same exactly-once path as `workspace/app
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from lsprotocol import types
 
@@ -32,7 +32,9 @@ from baton.core.state import EffectState, HunkState
 from baton.effects.apply import (
     apply_hunk,
     dangling_here,
+    finish_emptied,
     heal_conflicts,
+    leaves_no_file,
     plan_apply,
     record_intent,
     settle,
@@ -71,10 +73,62 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
             types.MessageType.Warning,
         )
         return "stale"
+    if here.shown == Shown.ACCEPTED and await takes_file_out(ls, ws, task_id, view, here):
+        outcome = await delete_in_editor(ls, ws, task_id, hunk, uri, view)
+        if outcome is not None:
+            return outcome
     if here.shown == Shown.ACCEPTED and not await send_edit(ls, uri, view, here):
         return "deferred"  # nothing recorded: it stays accepted for `baton apply` or the agent
     async with ls.settling:
         return await record_buffered(ls, ws, task_id, hunk.id)
+
+
+async def takes_file_out(
+    ls: BatonServer, ws: Workspace, task_id: str, view: FileView, here: Placed
+) -> bool:
+    """Whether the hunk's write leaves no file (the undo of the agent's creating it) and
+    the client can delete one: then the editor deletes the file, as `baton undo` does,
+    instead of emptying the buffer (whose save would leave a 0-byte file)."""
+    if not ls.deletes_files() or here.writes or here.line != 0 or here.count != len(view.lines):
+        return False
+    return leaves_no_file(await ws.state(task_id), here.hunk)
+
+
+async def delete_in_editor(
+    ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, uri: str, view: FileView
+) -> str | None:
+    """The write that takes the file out, through the editor: the intent recorded from
+    the file on disk, then a `DeleteFile` the editor carries out (its buffer goes with
+    the file), then settled by the file's absence. None when the disk is not what the
+    buffer shows (unsaved edits): the buffer edit then takes the lines out instead, and
+    nothing of the developer's is deleted."""
+    async with ls.settling:
+        plan = await plan_apply(ws, task_id, hunk.id)
+        if isinstance(plan, EffectResult):
+            return plan.outcome
+        if plan.post is not None or plan.pre != "".join(view.lines).encode("utf-8"):
+            return None
+        if (settled := await record_intent(ws, plan)) is not None:
+            return settled.outcome
+    changes: list[types.TextDocumentEdit | types.DeleteFile] = []
+    if ls.takes_versioned_edits():  # refused if the buffer moved on since it was placed
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=view.version)
+        changes.append(types.TextDocumentEdit(text_document=document, edits=[]))
+    options = types.DeleteFileOptions(ignore_if_not_exists=True)
+    changes.append(types.DeleteFile(uri=uri, options=options))
+    request = ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(
+            edit=types.WorkspaceEdit(document_changes=changes),
+            label=f"Baton: undo {hunk.id} (the agent created {hunk.path})",
+        )
+    )
+    applied = await answered(ls, request, hunk.id)
+    async with ls.settling:
+        effect = (await ws.state(task_id)).effects[plan.effect_id]
+        if not applied:
+            return "deferred"  # the intent stands: `baton apply` or the agent deletes it
+        result = await settle(ws, task_id, effect, redo=False)
+    return "applied" if result.outcome in ("recovered", "already") else result.outcome
 
 
 async def hold(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, uri: str) -> str:
@@ -191,6 +245,13 @@ async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> 
             label=f"Baton: {'undo' if here.writes != here.new else 'accept'} {here.hunk.id}",
         )
     )
+    return await answered(ls, request, here.hunk.id)
+
+
+async def answered(
+    ls: BatonServer, request: Awaitable[types.ApplyWorkspaceEditResult], hunk_id: str
+) -> bool:
+    """The editor's answer to an edit, within the configured time; a refusal is told."""
     timeout = ls.settings.apply_edit_timeout
     try:
         response = await asyncio.wait_for(request, timeout)
@@ -200,8 +261,8 @@ async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> 
         )
     if not response.applied:
         ls.tell(
-            f"Baton: the editor did not apply hunk {here.hunk.id} "
-            f"({response.failure_reason or 'no reason given'}); it stays accepted and "
+            f"Baton: the editor did not apply hunk {hunk_id} "
+            f"({response.failure_reason or 'no reason given'}); it stays decided and "
             "`baton apply` or the agent will write it",
             types.MessageType.Warning,
         )
@@ -226,7 +287,8 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
                 if effect.path != ref.path:
                     continue
                 if effect.id in ls.buffered:
-                    await settle(ref.ws, task_id, effect, redo=False)
+                    if await finish_emptied(ref.ws, task_id, effect) is None:
+                        await settle(ref.ws, task_id, effect, redo=False)
                     ls.buffered.discard(effect.id)
                     settled = True
                 elif await settle_if_written(ref.ws, task_id, effect):

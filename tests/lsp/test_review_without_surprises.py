@@ -1,0 +1,91 @@
+"""Issue 24, the server's side: a developer's undo, redo and Ctrl+Z of either, made in
+the editor, end in the state the developer sees, never in a conflict with themselves;
+what a withdrawn decision would have told the agent is withdrawn with it. Against the
+real `baton serve`, through the scripted editor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+from lsprotocol import types
+
+from baton.api.worker import Worker
+from baton.core.ops import HunkStatus
+from baton.effects import landings
+from baton.workspace.workspace import Workspace
+from tests.conftest import until
+
+from .conftest import Editor, start_editor, stop_editor
+
+NEW = "".join(f"line {n}\n" for n in range(1, 25))
+
+
+async def agent_created(root: Path, path: str, text: str) -> str:
+    """`path` created by an agent product's Write (announced absent, settled written):
+    the id of its one landed hunk."""
+    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+        task = await worker.begin("Write a file", task_id="tidy")
+        await landings.announce(task.ws, task.id, "call", path, "Write")
+        (root / path).write_text(text)
+        (hunk_id,) = (await landings.settle(task.ws, task.id, "call")).hunk_ids
+        return hunk_id
+
+
+async def hunk(root: Path, hunk_id: str) -> tuple[HunkStatus, str | None]:
+    async with await Workspace.open(root) as ws:
+        found = (await ws.state("tidy")).hunks[hunk_id]
+        return found.status, found.conflict
+
+
+def without_deletes(capabilities: types.ClientCapabilities) -> types.ClientCapabilities:
+    """The same editor, but one whose workspace edits cannot delete files."""
+    assert capabilities.workspace is not None and capabilities.workspace.workspace_edit
+    edit = attrs.evolve(capabilities.workspace.workspace_edit, resource_operations=None)
+    workspace = attrs.evolve(capabilities.workspace, workspace_edit=edit)
+    return attrs.evolve(capabilities, workspace=workspace)
+
+
+async def landed_diagnostic(editor: Editor, uri: str) -> str:
+    diags = await editor.until(lambda: editor.diagnostics(uri))
+    assert [d.data["status"] for d in diags] == ["landed"]
+    return str(diags[0].data["hunkId"])
+
+
+async def test_undo_of_a_new_file_in_the_editor_deletes_it(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Item 1: the editor deletes the file (a DeleteFile resource operation), as `baton
+    undo` does; no 0-byte file, no conflict."""
+    created = await agent_created(tmp_path, "new.py", NEW)
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("new.py")
+    assert await landed_diagnostic(editor, uri) == created
+    result = await editor.command("baton.undo", {"hunkId": created, "comment": "not needed"})
+    assert result["outcome"] == "applied"
+    assert not (tmp_path / "new.py").exists()
+    assert await hunk(tmp_path, created) == (HunkStatus.UNDONE, None)
+    await stop_editor(editor)
+
+
+async def test_undo_of_a_new_file_in_an_editor_that_cannot_delete_ends_without_the_file(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Item 1 where the client cannot delete files: the buffer is emptied, and its save
+    (0 bytes) ends the undo by taking the file out, not in "changed since effect … was
+    planned"."""
+    created = await agent_created(tmp_path, "new.py", NEW)
+    editor = await start_editor(tmp_path, without_deletes(capabilities))
+    uri = editor.open("new.py")
+    await landed_diagnostic(editor, uri)
+    result = await editor.command("baton.undo", {"hunkId": created})
+    assert result["outcome"] == "in_buffer" and editor.docs[uri].source == ""
+    editor.save(uri)
+    await until(lambda: _status_is(tmp_path, created, HunkStatus.UNDONE))
+    assert not (tmp_path / "new.py").exists()
+    assert await hunk(tmp_path, created) == (HunkStatus.UNDONE, None)
+    await stop_editor(editor)
+
+
+async def _status_is(root: Path, hunk_id: str, wanted: HunkStatus) -> bool:
+    return (await hunk(root, hunk_id))[0] == wanted
