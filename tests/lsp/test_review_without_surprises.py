@@ -10,13 +10,16 @@ from pathlib import Path
 import attrs
 from lsprotocol import types
 
+from baton.adapters import sessions
+from baton.api import calls
 from baton.api.worker import Worker
+from baton.core.brief_pages import render_markdown
 from baton.core.ops import HunkStatus
 from baton.effects import landings
 from baton.workspace.workspace import Workspace
-from tests.conftest import until
+from tests.conftest import agent_wrote, until
 
-from .conftest import Editor, start_editor, stop_editor
+from .conftest import CALC, Editor, start_editor, stop_editor
 
 NEW = "".join(f"line {n}\n" for n in range(1, 25))
 
@@ -89,3 +92,68 @@ async def test_undo_of_a_new_file_in_an_editor_that_cannot_delete_ends_without_t
 
 async def _status_is(root: Path, hunk_id: str, wanted: HunkStatus) -> bool:
     return (await hunk(root, hunk_id))[0] == wanted
+
+
+WRITTEN = CALC.replace("return 2\n", "return 20\n").replace("return 7\n", "return 70\n")
+
+
+async def brief_of(root: Path) -> str:
+    async with await Workspace.open(root) as ws:
+        return render_markdown(await calls.resume(ws, "tidy"))
+
+
+async def undelivered_of(root: Path) -> list[str]:
+    async with await Workspace.open(root) as ws:
+        return [r.text for r in sessions.undelivered(await ws.state("tidy"))]
+
+
+async def test_ctrl_z_of_an_undo_then_save_ends_landed_again(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Items 3 and 4: Undo with a comment from the editor, Ctrl+Z (the buffer back to the
+    landed text), save: the hunk is landed and awaiting review again, no conflict, and
+    neither the brief nor the next turn's review news carries the comment or a conflict."""
+    await agent_wrote(tmp_path, "calc.py", CALC, WRITTEN, task_id="tidy")
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 2 and editor.diagnostics(uri)
+    )
+    undone = diags[0].data["hunkId"]
+    result = await editor.command("baton.undo", {"hunkId": undone, "comment": "X marks it"})
+    assert result["outcome"] == "in_buffer" and "return 20\n" not in editor.docs[uri].source
+    editor.type(uri, WRITTEN)  # Ctrl+Z: the buffer as the agent left it
+    editor.save(uri)
+    await until(lambda: _status_is(tmp_path, undone, HunkStatus.PENDING))
+    await editor.until(
+        lambda: [d.data["status"] for d in editor.diagnostics(uri)] == ["landed", "landed"]
+    )
+    assert await hunk(tmp_path, undone) == (HunkStatus.PENDING, None)
+    assert (tmp_path / "calc.py").read_text() == WRITTEN
+    brief = await brief_of(tmp_path)
+    assert "X marks it" not in brief and "onflict" not in brief
+    assert await undelivered_of(tmp_path) == []
+    await stop_editor(editor)
+
+
+async def test_ctrl_z_of_an_undo_then_un_accept_withdraws_the_comment(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Item 4: "Undo with comment X", Ctrl+Z, Un-accept: the next brief and the review
+    news carry no "feedback (editor): X"."""
+    await agent_wrote(tmp_path, "calc.py", CALC, WRITTEN, task_id="tidy")
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 2 and editor.diagnostics(uri)
+    )
+    undone = diags[1].data["hunkId"]
+    await editor.command("baton.undo", {"hunkId": undone, "comment": "X marks it"})
+    editor.type(uri, WRITTEN)  # Ctrl+Z
+    result = await editor.command("baton.reopen", {"hunkId": undone})
+    assert result["hunk"]["status"] == "pending"
+    assert await hunk(tmp_path, undone) == (HunkStatus.PENDING, None)
+    assert "X marks it" not in await brief_of(tmp_path)
+    assert await undelivered_of(tmp_path) == []
+    assert (tmp_path / "calc.py").read_text() == WRITTEN
+    await stop_editor(editor)

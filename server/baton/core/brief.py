@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from .ops import Entry, Hash, HunkStatus, Model, StepStatus
-from .state import HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
+from .state import EffectState, HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
 
 MAX_TEXT = 160
 """Characters kept of the agent's own free text in a page (hunk summaries, step names
@@ -207,6 +207,7 @@ def build_brief(
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()
         if e.status != "done"
+        and not _over(state, e)
         and (e.kind == "apply" or (e.kind == "copy" and here is not None and here(e.checkout)))
     ]
     brief = HandoffBrief(
@@ -229,6 +230,16 @@ def build_brief(
     )
     brief.next_actions = _next_actions(brief)
     return brief
+
+
+def _over(state: TaskState, effect: EffectState) -> bool:
+    """A failed write whose hunks no longer ask for one: the decision it was for was
+    withdrawn or changed since (the developer took their undo back with Ctrl+Z, or
+    un-accepted after a conflict), so there is nothing in flight to tell the agent of."""
+    if effect.status != "failed" or effect.kind != "apply":
+        return False
+    hunks = [state.hunks.get(h) for h in effect.hunk_ids]
+    return all(h is None or not h.wants_write for h in hunks)
 
 
 def crash_outcome(r: Remark) -> bool:

@@ -18,6 +18,7 @@ from .ops import (
     ContextListed,
     ContextRead,
     ContextText,
+    Decision,
     Delivered,
     EffectDone,
     EffectFailed,
@@ -250,6 +251,10 @@ def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
     status = next_status(hunk, p.decision, writing(state, hunk))
     if status is None:
         return  # the store's keys refuse a conflicting decision up front; a crafted log
+    if p.decision == Decision.REOPENED and hunk.comment and hunk.decided_lsn is not None:
+        # Withdrawing a decision withdraws what it would have told the agent: its
+        # comment leaves the developer's words (brief, review news, MCP) with it.
+        state.drop_remark(hunk.decided_lsn, hunk.id)
     state.set_status(hunk, status)
     state.set_conflict(hunk, None)
     hunk.comment, hunk.edited, hunk.reviewer = p.comment, p.edited, p.reviewer

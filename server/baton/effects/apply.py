@@ -376,6 +376,16 @@ async def settle(
     return await record.failed(reason)
 
 
+async def call_off(ws: Workspace, task_id: str, effect: EffectState, reason: str) -> EffectResult:
+    """Settle a planned write as not done and not a conflict: the developer took it back
+    in the editor's buffer before it reached the disk (Ctrl+Z of Baton's edit), so there
+    is nothing of theirs to protect and nothing to retry; their decision is withdrawn next."""
+    state = await ws.state(task_id)
+    record = _recorder(ws, task_id, effect.id, state.hunks[effect.hunk_ids[0]], None)
+    await record.settle(EffectFailed(effect_id=effect.id, reason=reason, conflict=False))
+    return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), "conflict", reason)
+
+
 async def finish_emptied(ws: Workspace, task_id: str, effect: EffectState) -> EffectResult | None:
     """A write that takes a file out (the undo of the agent's creating it), made through
     an editor that cannot delete files: its buffer edit empties the file and the save

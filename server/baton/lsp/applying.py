@@ -26,11 +26,12 @@ from lsprotocol import types
 from baton.core import paths
 from baton.core.hashing import content_hash
 from baton.core.hunks import Lines
-from baton.core.ops import HunkStatus
+from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import Placed, Shown
 from baton.core.state import EffectState, HunkState
 from baton.effects.apply import (
     apply_hunk,
+    call_off,
     dangling_here,
     finish_emptied,
     heal_conflicts,
@@ -41,10 +42,11 @@ from baton.effects.apply import (
 )
 from baton.effects.final_state import read_current
 from baton.effects.recorder import EffectResult
+from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
 
 from . import presentation
-from .state import BatonServer, FileRef, FileView
+from .state import EDITOR, BatonServer, FileRef, FileView
 
 HELD = "held"
 """Outcome for a client that cannot take edits: accepted, nothing written (see above)."""
@@ -287,7 +289,10 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
                 if effect.path != ref.path:
                     continue
                 if effect.id in ls.buffered:
-                    if await finish_emptied(ref.ws, task_id, effect) is None:
+                    hunk = state.hunks[effect.hunk_ids[0]]
+                    if await take_back(ls, ref.ws, task_id, hunk, settling=True):
+                        pass  # saved as it was before Baton's edit: the decision withdrawn
+                    elif await finish_emptied(ref.ws, task_id, effect) is None:
                         await settle(ref.ws, task_id, effect, redo=False)
                     ls.buffered.discard(effect.id)
                     settled = True
@@ -311,23 +316,65 @@ async def settle_if_written(ws: Workspace, task_id: str, effect: EffectState) ->
     return True
 
 
-async def withdraw(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> None:
+async def withdraw(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> bool:
     """Before an un-accept: a write this server put in a buffer and the buffer never saved
-    (the developer pressed Ctrl+Z on it) is settled as not done, so the decision can be
-    taken back. A write that reached the disk stays: that is a change to undo, not a
-    decision to take back."""
+    (the developer pressed Ctrl+Z on it) is called off, so the decision can be taken back.
+    A write that reached the disk stays: that is a change to undo, not a decision to take
+    back. True if one was called off."""
+    async with ls.settling:
+        return await _call_off_unsaved(ls, ws, task_id, hunk)
+
+
+async def _call_off_unsaved(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> bool:
+    """`withdraw`, under `ls.settling`."""
     state = await ws.state(task_id)
     effect = state.effects.get(hunk.effect_id) if hunk.effect_id else None
     if effect is None or effect.status != "intent" or effect.id not in ls.buffered:
-        return
-    async with ls.settling:
-        try:
-            _, data = await asyncio.to_thread(read_current, ws.root, effect.path)
-        except (paths.PathRefused, OSError):
-            return
-        if content_hash(data) == effect.pre_hash:
-            await settle(ws, task_id, effect, redo=False)
-            ls.buffered.discard(effect.id)
+        return False
+    try:
+        _, data = await asyncio.to_thread(read_current, ws.root, effect.path)
+    except (paths.PathRefused, OSError):
+        return False
+    if content_hash(data) != effect.pre_hash:
+        return False
+    await call_off(ws, task_id, effect, "taken back in the editor before it was saved")
+    ls.buffered.discard(effect.id)
+    return True
+
+
+async def take_back(
+    ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, *, settling: bool = False
+) -> bool:
+    """The undo (or redo) of a landed hunk that this server put in a buffer, which the
+    buffer and the disk no longer show: the developer took their own action back
+    (Ctrl+Z). The write is called off and the decision withdrawn with it, so the hunk is
+    where the developer sees it — landed, awaiting review (or undone, for a redo) — with
+    nothing told to the agent, instead of a conflict of the developer with themselves.
+    `settling`: the caller holds `ls.settling` (a save)."""
+    if not hunk.landed or not hunk.wants_write:
+        return False
+    if settling:
+        called_off = await _call_off_unsaved(ls, ws, task_id, hunk)
+    else:
+        called_off = await withdraw(ls, ws, task_id, hunk)
+    if called_off:
+        await decide(ws, task_id, hunk.id, Decision.REOPENED, reviewer=EDITOR)
+    return called_off
+
+
+async def taken_back(ls: BatonServer, uri: str) -> bool:
+    """After a didChange: a landed hunk's undo or redo that this server put in the buffer
+    and that the buffer shows taken back (its lines as before Baton's edit, the disk never
+    written) is withdrawn at once (see `take_back`); True if one was."""
+    ref = ls.file_for_uri(uri)
+    found = ls.views.get(uri)
+    if ref is None or found is None:
+        return False
+    moved = False
+    for here in found.placed:
+        if here.shown == Shown.ACCEPTED and here.hunk.effect_id in ls.buffered:
+            moved = await take_back(ls, ref.ws, here.task_id, here.hunk) or moved
+    return moved
 
 
 def tell_held(ls: BatonServer, outcomes: list[tuple[str, str]]) -> None:
