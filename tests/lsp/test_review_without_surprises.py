@@ -5,6 +5,8 @@ real `baton serve`, through the scripted editor."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -157,3 +159,73 @@ async def test_ctrl_z_of_an_undo_then_un_accept_withdraws_the_comment(
     assert await undelivered_of(tmp_path) == []
     assert (tmp_path / "calc.py").read_text() == WRITTEN
     await stop_editor(editor)
+
+
+async def two_landings(root: Path) -> tuple[str, str, str]:
+    """calc.py as two Edits of the agent left it (two landings): its text, and the ids of
+    the first hunk (near the top, 1 line become 4) and the second (further down)."""
+    (root / "calc.py").write_text(CALC)
+    first = CALC.replace(
+        "    return 1\n", "    one = 1\n    two = one\n    three = two\n    return three\n"
+    )
+    second = first.replace("    return 6\n", "    six = 6\n    return six\n")
+    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+        task = await worker.begin("Two edits", task_id="tidy")
+        for n, text in enumerate((first, second)):
+            await landings.announce(task.ws, task.id, f"call-{n}", "calc.py", "Edit")
+            (root / "calc.py").write_text(text)
+            await landings.settle(task.ws, task.id, f"call-{n}")
+        state = await task.state()
+    top, below = sorted(state.hunks.values(), key=lambda h: h.base_line)
+    return second, top.id, below.id
+
+
+async def test_typing_in_a_second_landed_hunk_marks_it_where_it_is_and_saving_makes_it_yours(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Item 2: the warning lands on the hunk's own lines, not 3 lines above (the lines the
+    first Edit added); saved, the hunk is the developer's and leaves review, and `baton
+    hunks` and `baton diff` agree with the editor on the other one's line."""
+    text, top, below = await two_landings(tmp_path)
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("calc.py")
+    landed = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 2 and editor.diagnostics(uri)
+    )
+    lines = text.splitlines(keepends=True)
+    at = lines.index("    six = 6\n")
+    assert [d.range.start.line for d in landed] == [lines.index("    one = 1\n"), at]
+    listed = baton_cli(tmp_path, "hunks")  # the lines the editor shows, not the base's
+    assert all(f"calc.py:{d.range.start.line + 1} " in listed for d in landed), listed
+    lines[at] = "    six = 6  # mine\n"
+    editor.type(uri, "".join(lines))
+    diags = await editor.until(
+        lambda: [d for d in editor.diagnostics(uri) if d.data["status"] == "stale"]
+    )
+    assert [(d.data["hunkId"], d.range.start.line) for d in diags] == [(below, at)]
+    assert "saving makes it yours" in diags[0].message
+    editor.save(uri)
+    await until(lambda: _gone(tmp_path, below))
+    await editor.until(
+        lambda: (
+            [(d.data["hunkId"], d.data["status"]) for d in editor.diagnostics(uri)]
+            == [(top, "landed")]
+        )
+    )
+    shown = await editor.until(lambda: editor.diagnostics(uri))
+    hunks = baton_cli(tmp_path, "hunks")
+    assert f"calc.py:{shown[0].range.start.line + 1} " in hunks and below not in hunks
+    assert f"at calc.py:{shown[0].range.start.line + 1}:" in baton_cli(tmp_path, "diff")
+    await stop_editor(editor)
+
+
+def baton_cli(root: Path, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "baton", *args], cwd=root, capture_output=True, text=True, check=True
+    )
+    return proc.stdout
+
+
+async def _gone(root: Path, hunk_id: str) -> bool:
+    async with await Workspace.open(root) as ws:
+        return hunk_id not in (await ws.state("tidy")).hunks

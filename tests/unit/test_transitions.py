@@ -34,6 +34,7 @@ PROPOSED: dict[tuple[HunkStatus, Decision], HunkStatus | None] = {
     (S.UNDONE, D.ACCEPTED): None,  # only a landed hunk is undone
     (S.UNDONE, D.REJECTED): None,
     (S.UNDONE, D.REOPENED): None,
+    **{(status, D.SUPERSEDED): None for status in HunkStatus},  # stale: the agent re-proposes
 }
 """A proposal: the file has its old lines until an accepted one is applied."""
 
@@ -56,6 +57,8 @@ LANDED: dict[tuple[HunkStatus, Decision], HunkStatus | None] = {
     (S.UNDONE, D.ACCEPTED): S.ACCEPTED,  # redo: its write is due
     (S.UNDONE, D.REJECTED): None,  # undone already
     (S.UNDONE, D.REOPENED): None,
+    **{(status, D.SUPERSEDED): None for status in HunkStatus},
+    (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # a save replaced its lines: the developer's
 }
 """A landed hunk: the agent's tool wrote it; review keeps it or writes its old lines back."""
 
@@ -146,7 +149,7 @@ def test_where_a_decision_leads_the_hunk_stands_on_it(
     after = next_status(hunk(status, landed), decision, writing=False)
     if after is None:
         return
-    if decision == D.REOPENED:
+    if decision in (D.REOPENED, D.SUPERSEDED):
         assert not hunk(after, landed).wants_write
     else:
         assert decided_as(after, landed) == decision

@@ -129,6 +129,9 @@ def feedback_text(state: TaskState, remarks: list[Remark], budget: int) -> tuple
     lines: list[str] = []
     for r in remarks:
         hunk = state.hunks.get(r.hunk_id) if r.hunk_id else None
+        if r.author == "baton":  # what Baton saw of the developer's edits, in its words
+            lines.append(f"- {r.text}")
+            continue
         if hunk is None:
             lines.append(f"- The developer says: “{r.text}”")
             continue

@@ -39,6 +39,7 @@ _LANDED: dict[tuple[HunkStatus, Decision], HunkStatus] = {
     (S.UNDONE, D.ACCEPTED): S.ACCEPTED,  # redo: its write is due
     (S.ACCEPTED, D.REJECTED): S.UNDONE,  # the redo called off before it was written
     (S.ACCEPTED, D.REOPENED): S.UNDONE,
+    (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # the developer's save replaced its lines
 }
 
 

@@ -11,7 +11,9 @@ What is left half-done, each judged by the files of this checkout:
    every file it changed lands as that command's hunks, origin `unknown`;
 3. a planned write (an accepted hunk applied, an undo) with no done: finished, found
    done, or a conflict;
-4. temp files a killed writer left beside the files.
+4. temp files a killed writer left beside the files;
+5. landed hunks awaiting review whose lines a save replaced since (overwritten.py): the
+   developer's now, out of review.
 
 A task whose worker still holds a live lease may be mid-tool, not dead. A write it
 announced whose file has not moved yet stays announced: the tool may be about to run,
@@ -31,7 +33,7 @@ from baton.core.state import EffectState, TaskState
 from baton.effects.recorder import EffectResult
 from baton.workspace.workspace import Workspace
 
-from . import landings, shell_snapshots
+from . import landings, overwritten, shell_snapshots
 from .apply import dangling_here, settle, temp_leftovers
 
 EffectSettler = Callable[[EffectState], Awaitable[EffectResult | None]]
@@ -50,6 +52,8 @@ class Settled:
     """Files a cut-short shell command changed that cannot be reviewed (binary, too big)."""
     removed: list[Path] = field(default_factory=list)
     """Temp files of killed writers, removed."""
+    overwritten: list[str] = field(default_factory=list)
+    """Landed hunks whose lines a save replaced: recorded as the developer's."""
 
 
 async def settle_task(
@@ -85,6 +89,8 @@ async def settle_task(
             done.effects.append(result)
     if any(e.kind in ("apply", "copy") for e in state.effects.values()):  # none: no thread hop
         done.removed += await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
+    if overwritten.awaiting(state):  # none: nothing read
+        done.overwritten = await overwritten.supersede_overwritten(ws, task_id)
     return done
 
 

@@ -29,6 +29,7 @@ from baton.core.hunks import Lines
 from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import Placed, Shown
 from baton.core.state import EffectState, HunkState
+from baton.effects import overwritten
 from baton.effects.apply import (
     apply_hunk,
     call_off,
@@ -299,6 +300,9 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
                 elif await settle_if_written(ref.ws, task_id, effect):
                     settled = True
             settled = bool(await heal_conflicts(ref.ws, task_id, ref.path)) or settled
+            if overwritten.awaiting(await ref.ws.state(task_id), [ref.path]):
+                gone = await overwritten.supersede_overwritten(ref.ws, task_id, [ref.path])
+                settled = bool(gone) or settled  # the save replaced them: the developer's
     if settled or uri in ls.views:
         await presentation.changed(ls, [uri], "review")
 

@@ -275,7 +275,7 @@ def message(x: Placed, held: str | None = None) -> str:
             Shown.ACCEPTED: f"{'Undo' if undo else 'Redo'} decided, not written yet: {s}",
             Shown.IN_BUFFER: f"{'Undone' if undo else 'Redone'} in the buffer; save: {s}",
             Shown.APPLIED: f"Kept: {s}",
-            Shown.STALE: f"Edited since the agent wrote it ({s})",
+            Shown.STALE: f"The agent's change is not in this text; saving makes it yours ({s})",
             Shown.CONFLICT: f"Not {'undone' if undo else 'redone'}: {x.hunk.conflict} ({s})",
         }.get(x.shown, s)
     return {
