@@ -115,7 +115,7 @@ async def test_review_in_neovim(tmp_path: Path) -> None:
     assert {d["taskId"] for d in diags} == {"greet"}
     assert diags[0]["message"].startswith("Agent proposes: replace 1 line with 2")
     assert [m["message"] for m in report["messages"]] == [
-        "Restored task 'Greet better': 0 accepted, 4 pending review"
+        "The agent proposes 4 changes in 1 file — review them (task 'Greet better')"
     ]  # and no error or warning from the server on the way
     # The diagnostic on the last line (no newline, emoji) ends at its last byte.
     assert diags[3]["end_line"] == 17

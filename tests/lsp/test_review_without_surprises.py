@@ -15,6 +15,7 @@ from lsprotocol import types
 from baton.adapters import sessions
 from baton.api import calls
 from baton.api.worker import Worker
+from baton.core.brief import clip
 from baton.core.brief_pages import render_markdown
 from baton.core.ops import HunkStatus
 from baton.effects import landings
@@ -229,3 +230,59 @@ def baton_cli(root: Path, *args: str) -> str:
 async def _gone(root: Path, hunk_id: str) -> bool:
     async with await Workspace.open(root) as ws:
         return hunk_id not in (await ws.state("tidy")).hunks
+
+
+async def test_the_hover_shows_the_whole_diff_and_does_not_repeat_the_message(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Item 8: the editor shows the diagnostic's message in the same hover; the hover adds
+    the word, the ids and every line of the change."""
+    _, top, _ = await two_landings(tmp_path)
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 2 and editor.diagnostics(uri)
+    )
+    hover = await editor.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(2, 4))
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    value = hover.contents.value
+    assert diags[0].message not in value and "Agent wrote" not in value
+    assert value.startswith(f"**Baton** · landed · hunk `{top}` · task `tidy`")
+    whole = "-    return 1\n+    one = 1\n+    two = one\n+    three = two\n+    return three\n"
+    assert whole in value
+    await stop_editor(editor)
+
+
+async def test_opening_a_folder_says_what_the_agent_did_in_the_one_vocabulary(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Items 7 and 10: "Claude Code changed 2 places in 1 file — review them", no
+    "restored", the title cut at a word; an undo is "undone" everywhere at once."""
+    (tmp_path / "calc.py").write_text(CALC)
+    prompt = "Tidy the calculator module so that every function returns a named value " * 2
+    async with await Worker.open(tmp_path, worker_id="claude-code:s1", ttl=60) as worker:
+        task = await worker.begin(clip(prompt, 80), prompt, task_id="claude-code-1a2b")
+        await landings.announce(task.ws, task.id, "call", "calc.py", "Edit")
+        (tmp_path / "calc.py").write_text(WRITTEN)
+        await landings.settle(task.ws, task.id, "call")
+    editor = await start_editor(tmp_path, capabilities)
+    told = await editor.until(lambda: [m.message for m in editor.messages])
+    title = clip(prompt, 60)
+    assert told == [f"Claude Code changed 2 places in 1 file — review them (task '{title}')"]
+    assert title.endswith(" returns…") and "restored" not in told[0].lower()
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 2 and editor.diagnostics(uri)
+    )
+    undone = diags[0].data["hunkId"]
+    result = await editor.command("baton.undo", {"hunkId": undone})
+    assert result["outcome"] == "in_buffer"
+    message = await editor.until(
+        lambda: [d.message for d in editor.diagnostics(uri) if d.data["hunkId"] == undone]
+    )
+    assert message[0].startswith("Undone in the buffer; save")
+    (row,) = [r for r in baton_cli(tmp_path, "hunks").splitlines() if r.startswith(undone)]
+    assert " undone (not written yet) " in row
+    await stop_editor(editor)

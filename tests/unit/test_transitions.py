@@ -184,11 +184,16 @@ def test_a_proposal_s_write_always_leaves_it_applied(status: HunkStatus) -> None
     [
         (S.PENDING, True, "landed"),
         (S.APPLIED, True, "kept"),
-        (S.REJECTED, True, "undo due"),
-        (S.ACCEPTED, True, "redo due"),
+        (S.REJECTED, True, "undone"),  # its write is due: "undone (not written yet)"
+        (S.ACCEPTED, True, "kept"),  # the redo's write is due
         (S.UNDONE, True, "undone"),
         (S.SUPERSEDED, True, "superseded"),
-        *[(status, False, status.value) for status in HunkStatus],
+        (S.PENDING, False, "pending"),
+        (S.ACCEPTED, False, "accepted"),
+        (S.APPLIED, False, "accepted"),  # written: still the word the developer chose
+        (S.REJECTED, False, "rejected"),
+        (S.SUPERSEDED, False, "superseded"),
+        (S.UNDONE, False, "undone"),
     ],
 )
 def test_every_face_says_a_status_in_the_same_words(

@@ -187,7 +187,7 @@ async def supersede_overwritten_in(ws: Workspace, rows: list[tuple[str, HunkStat
 
 
 def _status(hunk: HunkState) -> str:
-    return f"{status_word(hunk)} (conflict)" if hunk.conflict else status_word(hunk)
+    return transitions.hunk_word(hunk)
 
 
 async def cmd_show(args: argparse.Namespace) -> None:
@@ -281,7 +281,7 @@ async def cmd_decide(args: argparse.Namespace) -> None:
                     (await ws.state(task_id)).hunks[h.id] if h.id == hunk.id else h for h in results
                 ]
             conflicts = [e.detail for e in written if e.outcome == "conflict"]
-    emit(args, results, lambda: "\n".join(f"{h.id} {status_word(h)}" for h in results))
+    emit(args, results, lambda: "\n".join(f"{h.id} {_status(h)}" for h in results))
     if conflicts:  # recorded, not written: the developer's newer edit is in those lines
         raise CommandFailed("; ".join(conflicts))
 

@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from .ops import Entry, Hash, HunkStatus, Model, StepStatus
+from .placement import Shifts, applied_shifts, expected_line
 from .state import EffectState, HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
 
 MAX_TEXT = 160
@@ -104,12 +105,14 @@ class HandoffBrief(Model):
     NOTES_KEPT (the log keeps them, `baton log`). Empty otherwise."""
 
 
-def hunk_brief(h: HunkState) -> HunkBrief:
+def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
+    """`line`: where it is expected in the file now (0-based; placement.expected_line),
+    the line the editor, `baton hunks` and `baton diff` show; else its base line."""
     return HunkBrief(
         id=h.id,
         path=h.path,
         status=h.status,
-        line=h.base_line + 1,
+        line=(h.base_line if line is None else line) + 1,
         summary=h.summary,
         comment=h.comment,
         conflict=h.conflict,
@@ -196,13 +199,16 @@ def build_brief(
     tells this checkout's writes (checkouts.Checkout.holds): a copy of another checkout's
     write that failed here is this worker's to know of too (docs/checkouts.md)."""
     order = in_review_order(state.hunks.values())
-    accepted = [
-        hunk_brief(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)
-    ]
-    pending = [hunk_brief(h) for h in order if h.status == HunkStatus.PENDING]
-    rejected = [
-        hunk_brief(h) for h in order if h.status in (HunkStatus.REJECTED, HunkStatus.UNDONE)
-    ]
+    shifts: dict[str, Shifts] = {}
+
+    def brief_of(h: HunkState) -> HunkBrief:
+        if h.path not in shifts:
+            shifts[h.path] = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(h.path))
+        return hunk_brief(h, expected_line(state, h, shifts[h.path]))
+
+    accepted = [brief_of(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)]
+    pending = [brief_of(h) for h in order if h.status == HunkStatus.PENDING]
+    rejected = [brief_of(h) for h in order if h.status in (HunkStatus.REJECTED, HunkStatus.UNDONE)]
     effects = [
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()
