@@ -29,6 +29,7 @@ from baton.core.hunks import Lines
 from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import Placed, Shown
 from baton.core.state import EffectState, HunkState
+from baton.core.transitions import hunk_word
 from baton.effects import overwritten
 from baton.effects.apply import (
     apply_hunk,
@@ -71,7 +72,7 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
                 return "already"
             raise ValueError(f"hunk {hunk.id} is {hunk.status}: nothing to write")
         ls.tell(
-            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays {hunk.status}, "
+            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays {hunk_word(hunk)}, "
             "and is written once the code matches again (or re-proposed by the agent)",
             types.MessageType.Warning,
         )
