@@ -286,7 +286,7 @@ def message(x: Placed, held: str | None = None) -> str:
         Shown.PENDING: f"Agent proposes: {s}",
         Shown.ACCEPTED: f"Accepted, not applied yet: {s}",
         Shown.IN_BUFFER: f"Accepted and in the buffer; save to apply: {s}",
-        Shown.APPLIED: f"Accepted: {s}",
+        Shown.APPLIED: f"Accepted, written: {s}",
         Shown.STALE: f"Stale: the code under this proposal changed ({s})",
         Shown.CONFLICT: f"Accepted but not applied: {x.hunk.conflict} ({s})",
     }[x.shown]
