@@ -102,13 +102,3 @@ def hunk_word(hunk: HunkState) -> str:
     if hunk.wants_write:
         return f"{word} (not written yet)"
     return word
-
-
-def counted(counts: dict[tuple[HunkStatus, bool], int]) -> dict[str, int]:
-    """Hunk counts by (status, landed) as counts by word, in the table's order: what a
-    task's one-line summary shows ("1 kept · 2 undone")."""
-    out: dict[str, int] = {}
-    for key, word in WORDS.items():
-        if counts.get(key):
-            out[word] = out.get(word, 0) + counts[key]
-    return out
