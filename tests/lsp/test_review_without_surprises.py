@@ -17,8 +17,10 @@ from baton.api import calls
 from baton.api.worker import Worker
 from baton.core.brief import clip
 from baton.core.brief_pages import render_markdown
-from baton.core.ops import HunkStatus
+from baton.core.ops import Decision, HunkStatus
 from baton.effects import landings
+from baton.effects.apply import apply_accepted
+from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
 from tests.conftest import agent_wrote, until
 
@@ -285,4 +287,30 @@ async def test_opening_a_folder_says_what_the_agent_did_in_the_one_vocabulary(
     assert message[0].startswith("Undone in the buffer; save")
     (row,) = [r for r in baton_cli(tmp_path, "hunks").splitlines() if r.startswith(undone)]
     assert " undone (not written yet) " in row
+    await stop_editor(editor)
+
+
+async def test_ctrl_z_of_a_redo_ends_undone_again(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """The same for a redo: an undone hunk kept again (its lines put back in the buffer),
+    then Ctrl+Z, then save: undone, as the developer sees it, and no conflict."""
+    hunk_ids = await agent_wrote(tmp_path, "calc.py", CALC, WRITTEN, task_id="tidy")
+    undone = hunk_ids[0]
+    async with await Workspace.open(tmp_path) as ws:
+        await decide(ws, "tidy", undone, Decision.REJECTED)
+        await apply_accepted(ws, "tidy", [undone])
+    before = (tmp_path / "calc.py").read_text()
+    assert "return 20\n" not in before and await hunk(tmp_path, undone) == (HunkStatus.UNDONE, None)
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("calc.py")
+    await editor.until(lambda: editor.diagnostics(uri))
+    result = await editor.command("baton.keep", {"hunkId": undone})
+    assert result["outcome"] == "in_buffer" and "return 20\n" in editor.docs[uri].source
+    editor.type(uri, before)  # Ctrl+Z
+    await until(lambda: _status_is(tmp_path, undone, HunkStatus.UNDONE))
+    editor.save(uri)
+    await editor.until(lambda: all(d.data["hunkId"] != undone for d in editor.diagnostics(uri)))
+    assert await hunk(tmp_path, undone) == (HunkStatus.UNDONE, None)
+    assert (tmp_path / "calc.py").read_text() == before
     await stop_editor(editor)
