@@ -188,7 +188,7 @@ def test_agent_loop_with_a_developer_reviewing(project: Path) -> None:
         encoding="utf-8",
     )
     decided = baton(project, "accept", h_calc[:6], h_util).stdout
-    assert decided == f"{h_calc} accepted\n{h_util} accepted\n"
+    assert decided == f"{h_calc} accepted (not written yet)\n{h_util} accepted (not written yet)\n"
     stdout, _ = waiter.communicate(timeout=30)
     assert waiter.returncode == 0
     assert [(h["id"], h["status"]) for h in json.loads(stdout)] == [(h_util, "accepted")]
@@ -199,10 +199,12 @@ def test_agent_loop_with_a_developer_reviewing(project: Path) -> None:
     assert baton(project, "reject", h_notes, "-m", "keep the notes").stdout == (
         f"{h_notes} rejected\n"
     )
-    assert baton(project, "accept", h_calc).stdout == f"{h_calc} accepted\n"  # same: a no-op
+    assert (
+        baton(project, "accept", h_calc).stdout == f"{h_calc} accepted (not written yet)\n"
+    )  # a no-op
     # Not applied yet, so the developer may change their mind, and back again.
     assert baton(project, "reject", h_calc).stdout == f"{h_calc} rejected\n"
-    assert baton(project, "accept", h_calc).stdout == f"{h_calc} accepted\n"
+    assert baton(project, "accept", h_calc).stdout == f"{h_calc} accepted (not written yet)\n"
 
     # The agent applies what was accepted; the developer's version of README wins.
     applied = agent("apply")

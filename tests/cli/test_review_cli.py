@@ -30,7 +30,9 @@ def test_keep_undo_and_reopen_from_the_terminal(landed: tuple[Path, list[str]]) 
     listed = {h["id"]: h["status"] for h in out(root, "hunks", "--json", "--status", "undone")}
     assert listed == {second: "undone"}
     assert [h["id"] for h in out(root, "hunks", "--json", "--status", "review")] == [first]
-    assert baton(root, "accept", second).stdout == f"{second} redo due\n"  # a redo, not yet
+    assert (
+        baton(root, "accept", second).stdout == f"{second} kept (not written yet)\n"
+    )  # a redo, not yet
     assert baton(root, "apply").returncode == 0
     assert (root / "f.txt").read_text() == WRITTEN
     assert "invalid --status" in baton(root, "hunks", "--status", "nope", code=EXIT_REFUSED).stderr

@@ -1,6 +1,6 @@
 """`baton commit` SIGKILLed at each of its instants, then run again: exactly one commit
 with exactly the kept hunks, and the developer's staged change still staged over it
-(effects/commit.py; docs/recovery.md, guarantee 28)."""
+(effects/commit.py; docs/recovery.md, guarantee 30)."""
 
 from __future__ import annotations
 

@@ -33,10 +33,15 @@ async def run_headless(
 
 
 async def run_with_report(
-    *argv: str, cwd: Path, env: Mapping[str, str], what: str, report: Path
+    *argv: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    what: str,
+    report: Path,
+    timeout: float = 60.0,
 ) -> tuple[int, dict[str, Any], str]:
     """`run_headless` for an editor whose test script writes `report` (JSON) as it ends."""
-    code, output = await run_headless(*argv, cwd=cwd, env=env, what=what)
+    code, output = await run_headless(*argv, cwd=cwd, env=env, what=what, timeout=timeout)
     if not report.exists():
         raise AssertionError(f"{what} exited {code} without a report:\n{output[-4000:]}")
     return code, json.loads(report.read_text()), output

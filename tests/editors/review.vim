@@ -134,7 +134,7 @@ function! s:Review() abort
   call s:Step('put last', {'buffer': getline(1, '$')})
 
   call s:Save()
-  call s:WaitFor('both applied', 'len(filter(s:Baton(), "v:val.text =~# ''^Applied''")) == 2')
+  call s:WaitFor('both applied', 'len(filter(s:Baton(), "v:val.text =~# ''^Accepted, written''")) == 2')
   call s:Step('saved', {'diagnostics': s:Baton(), 'buffer': getline(1, '$'),
   \ 'disk': readfile('greet.py', 'b')})
 endfunction

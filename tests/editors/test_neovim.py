@@ -8,18 +8,24 @@ Debian (`make test` installs it); a missing `nvim` fails the test, it is never s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from baton.api import calls
 from baton.api.worker import Worker
+from baton.core.brief_pages import render_markdown
 from baton.core.ops import HunkStatus
+from baton.effects import landings
 from baton.workspace.workspace import Workspace
+from tests.conftest import until
 
 from .headless import run_with_report, steps
 
@@ -115,7 +121,7 @@ async def test_review_in_neovim(tmp_path: Path) -> None:
     assert {d["taskId"] for d in diags} == {"greet"}
     assert diags[0]["message"].startswith("Agent proposes: replace 1 line with 2")
     assert [m["message"] for m in report["messages"]] == [
-        "Restored task 'Greet better': 0 accepted, 4 pending review"
+        "The agent proposes 4 changes in 1 file — review them (task 'Greet better')"
     ]  # and no error or warning from the server on the way
     # The diagnostic on the last line (no newline, emoji) ends at its last byte.
     assert diags[3]["end_line"] == 17
@@ -165,3 +171,85 @@ async def test_review_in_neovim(tmp_path: Path) -> None:
     assert state.hunks[roles["rejected"]].status == HunkStatus.REJECTED
     assert state.hunks[roles["untouched"]].status == HunkStatus.PENDING
     assert not state.dangling_effects()
+
+
+async def test_a_stale_buffer_saved_over_the_agents_write(tmp_path: Path) -> None:
+    """Issue 24, item 9, in the real Neovim: the developer holds an unsaved edit of f.py,
+    the agent's tool writes f.py, the developer saves with `:w!`. The agent's line is gone
+    from disk, so its hunk is the developer's (superseded): Neovim stops showing it, the
+    editor never said "Edited since the agent wrote it", `baton hunks` lists nothing
+    landed, and the brief tells the agent its change is gone."""
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.fail(NVIM_MISSING)
+    root = tmp_path / "ws"
+    root.mkdir()
+    lines = [f"line {n}\n" for n in range(1, 31)]
+    (root / "f.py").write_text("".join(lines))
+    ready, go, report = tmp_path / "ready", tmp_path / "go", tmp_path / "report.json"
+    env = {
+        **os.environ,
+        "BATON_PYTHON": sys.executable,
+        "BATON_ROOT": str(root),
+        "BATON_REPORT": str(report),
+        "BATON_READY": str(ready),
+        "BATON_GO": str(go),
+        "BATON_TIMEOUT_MS": "10000",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+        task = await worker.begin("Edit f", task_id="t")
+        neovim = asyncio.create_task(
+            run_with_report(
+                nvim,
+                "--headless",
+                "--clean",
+                "-n",
+                "-i",
+                "NONE",
+                "-u",
+                "NONE",
+                "-c",
+                f"luafile {HERE / 'overwrite.lua'}",
+                "f.py",
+                cwd=root,
+                env=env,
+                what="Neovim",
+                report=report,
+                timeout=180,  # the server's start on a busy machine, then three waits
+            )
+        )
+        await until(lambda: ready.exists() or neovim.done(), timeout=60)
+        await landings.announce(task.ws, task.id, "call", "f.py", "Edit")
+        read = (root / "f.py").stat()
+        agents = [*lines[:19], "the agent's line 20\n", *lines[20:]]
+        (root / "f.py").write_text("".join(agents))
+        # Headless, Neovim's "The file has been changed since reading it!!! Do you really
+        # want to write to it (y/n)?" has nobody to answer y, as the developer does: the
+        # file keeps the time Neovim read it at, so `:w!` writes without asking.
+        os.utime(root / "f.py", ns=(read.st_atime_ns, read.st_mtime_ns))
+        (hunk_id,) = (await landings.settle(task.ws, task.id, "call")).hunk_ids
+        go.touch()
+        code, got, output = await neovim
+    assert code == 0 and got["ok"], f"{got.get('error')}\n{output[-3000:]}"
+    saved = "".join([*lines[:9], "mine\n", *lines[10:]])
+    assert (root / "f.py").read_text() == saved  # the buffer won: the agent's line is gone
+    before = steps(got)["before save"]
+    assert [(d["status"], d["line"]) for d in before] == [("stale", 19)]
+    assert "Edited since" not in before[0]["message"]
+    async with await Workspace.open(root) as ws:
+        brief = render_markdown(await calls.resume(ws, "t"))
+        assert hunk_id not in (await ws.state("t")).hunks
+    assert f"Your change `{hunk_id}` in f.py" in brief and "no longer in the file" in brief
+    assert "landed" not in baton_cli(root, "hunks")
+
+
+def baton_cli(root: Path, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "baton", *args], cwd=root, capture_output=True, text=True, check=True
+    )
+    return proc.stdout

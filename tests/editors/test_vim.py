@@ -158,7 +158,10 @@ async def test_review_in_vim_with_ale(tmp_path: Path) -> None:
 
     # The file Vim wrote: each accepted hunk once, the rejected one not at all.
     saved = s["saved"]
-    assert [d["text"].split(":")[0] for d in saved["diagnostics"]] == ["Applied", "Applied"]
+    assert [d["text"].split(":")[0] for d in saved["diagnostics"]] == [
+        "Accepted, written",
+        "Accepted, written",
+    ]
     assert disk(saved["disk"]) == EXPECTED, detail
     assert (root / "greet.py").read_bytes() == EXPECTED.encode(), detail
 

@@ -98,7 +98,7 @@ async def test_restart_between_decisions_shows_the_same_picture(seeded: Path) ->
     try:
         await again.until(lambda: again.diagnostics(uri))
         assert [(d.range, d.message, d.severity, d.data) for d in again.diagnostics(uri)] == picture
-        restored = "Restored task 'Tidy calc': 0 accepted, 2 pending review"
+        restored = "The agent proposes 2 changes in 1 file — review them (task 'Tidy calc')"
         await again.until(lambda: restored in [m.message for m in again.messages])
         async with await Workspace.open(seeded) as ws:
             state = await ws.state("tidy")
@@ -117,10 +117,11 @@ async def test_a_start_that_writes_an_editor_accept_says_so(seeded: Path) -> Non
     editor = await start_editor(seeded, CAPS)
     try:
         told = await editor.until(
-            lambda: [m.message for m in editor.messages if m.message.startswith("Restored")]
+            lambda: [m.message for m in editor.messages if "(task 'Tidy calc')" in m.message]
         )
         assert told == [
-            "Restored task 'Tidy calc': 1 accepted, 2 pending review; wrote 1 accepted hunk "
+            "The agent proposes 2 changes in 1 file — review them (task 'Tidy calc'); wrote 1 "
+            "accepted hunk "
             f"left unwritten when the last session stopped: {hunk.id} (calc.py)"
         ]
         assert "return 20\n" in (seeded / "calc.py").read_text()

@@ -38,7 +38,7 @@ async def test_restore_publishes_every_pending_hunk(editor: Editor) -> None:
     assert diags[0].message.startswith("Agent proposes: replace 1 line with 2: return 20")
     assert all(d.data["taskId"] == "tidy" for d in diags)
     await editor.until(lambda: editor.messages)
-    assert "Restored task 'Tidy calc': 0 accepted, 3 pending review" in [
+    assert "The agent proposes 3 changes in 1 file — review them (task 'Tidy calc')" in [
         m.message for m in editor.messages
     ]
 

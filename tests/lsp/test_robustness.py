@@ -90,7 +90,7 @@ async def test_a_corrupt_database_is_said_once_and_the_server_lives(tmp_path: Pa
             await worker.begin("Later", task_id="later")
         (staging / ".baton").rename(later / ".baton")
         await editor.until(
-            lambda: any("Restored task 'Later'" in m.message for m in editor.messages), timeout=20
+            lambda: any("task 'Later'" in m.message for m in editor.messages), timeout=20
         )
         errors = [m for m in editor.messages if m.type == types.MessageType.Error]
         assert len(errors) == 1 and "baton.db" in errors[0].message, errors
@@ -116,13 +116,17 @@ async def test_a_database_created_after_start_is_picked_up(tmp_path: Path) -> No
             await task.propose("calc.py", CALC.replace("return 3\n", "return 33\n"))
         uri = editor.uri("calc.py")
         await editor.until(lambda: editor.diagnostics(uri), timeout=20)  # looked for every 1 s
-        # Told once: "Restored task 'Late'" if the server found the database with the task
-        # in it, or "Agent proposes 1 change … (task 'Late')" if it found the database
-        # first and then saw the task arrive; which one depends on timing.
+        # Told once: "The agent proposes 1 change … (task 'Late')" if the server found
+        # the database with the task in it, or "Agent proposes 1 change … (task 'Late')"
+        # if it found the database first and then saw the task arrive; which one depends
+        # on timing.
         told = await editor.until(
             lambda: [m.message for m in editor.messages if "'Late'" in m.message]
         )
-        assert "Restored task 'Late'" in told[0] or "Agent proposes 1 change" in told[0]
+        assert (
+            "proposes 1 change in 1 file — review them" in told[0]
+            or "Agent proposes 1 change" in told[0]
+        )
     finally:
         await stop_editor(editor)
 

@@ -102,7 +102,7 @@ async def test_restore_event_carries_each_message(seeded: Path) -> None:
         [restore] = await editor.until(lambda: events(editor, p.DID_RESTORE))
         restore = p.plain(restore)
         assert restore["version"] == p.PROTOCOL_VERSION
-        message = "Restored task 'Tidy calc': 0 accepted, 3 pending review"
+        message = "The agent proposes 3 changes in 1 file — review them (task 'Tidy calc')"
         assert restore["tasks"] == [
             {
                 "taskId": "tidy",

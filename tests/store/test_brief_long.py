@@ -110,10 +110,10 @@ async def test_the_pages_of_a_long_task_hold_every_decision_once_each_within_its
         if h.status == HunkStatus.REJECTED:
             assert h.comment == comments[h.id] and f"- rejected {said}" in md
         elif h.comment:
-            verb = "accepted (applied)" if h.status == HunkStatus.APPLIED else "accepted"
+            verb = "accepted"
             assert f"- {verb} {said}" in md
         else:
-            group = "applied" if h.status == HunkStatus.APPLIED else "accepted, to apply"
+            group = "accepted" if h.status == HunkStatus.APPLIED else "accepted, to apply"
             (line,) = [ln for ln in lines if ln.startswith(f"- {h.path} ({group}): ")]
             assert f"`{h.id}`:{h.base_line + 1}" in line
     remarks = [r for r in state.remarks if r.kind != "note"]

@@ -171,3 +171,33 @@ def test_a_reopened_hunk_keeps_its_place_among_the_pending_ones_across_a_load() 
     folded = rebuild("t", ops)
     assert folded.changes["c-"].replaced == ["h1", "h2"]
     assert state == folded
+
+
+def test_a_withdrawn_decisions_comment_leaves_the_state_and_its_checkpoints() -> None:
+    """Issue 24, item 4: "Undo with comment X", then the decision taken back: X is no
+    longer among the developer's words (what the brief and the review news read), in
+    the fold and in a chain saved before and after the withdrawal alike."""
+    refs = [HunkRef(id="h1", base_line=0, old_count=1, new_count=2, summary="h1", body=H)]
+    proposal = ChangeProposed(
+        change_id="c", path="a.py", kind=ChangeKind.MODIFY, base_hash=H, new_hash=H, hunks=refs
+    )
+    items: list = [
+        (OpKind.CHANGE_PROPOSED, proposal),
+        (OpKind.CONTEXT_FEEDBACK, ContextText(text="said apart", author="dev")),
+        (OpKind.HUNK_REVIEWED, HunkReviewed(hunk_id="h1", decision=Decision.REJECTED, comment="X")),
+        (OpKind.HUNK_REVIEWED, HunkReviewed(hunk_id="h1", decision=Decision.REOPENED)),
+    ]
+    ops = make_log(items)
+    full = rebuild("t", ops)
+    assert [r.text for r in full.remarks] == ["said apart"]
+    assert full.hunks["h1"].comment == ""
+    assert "X" not in [r.text for r in build_brief(full, {}).remarks]
+    rows: dict[int, Stored] = {}
+    newest: Chain | None = None
+    state = TaskState(task_id="t")
+    for op in ops:
+        apply_in_place(state, op)
+        newest = save(state, rows, newest, whole=newest is None)
+    assert newest is not None
+    loaded = checkpoints.load("t", rows[newest.lsn], rows)
+    assert loaded is not None and loaded[0] == full and loaded[0].remarks == full.remarks

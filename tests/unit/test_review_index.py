@@ -46,7 +46,7 @@ from baton.core.review_index import (
     writes_of,
 )
 from baton.core.state import TaskState, tally_key
-from baton.core.transitions import status_word
+from baton.core.transitions import DUE_WORDS, status_word
 from baton.store import StoredCheckpoint
 
 from .test_fold import HUNK_IDS, PATHS, H, make_log, payloads
@@ -333,10 +333,13 @@ def test_status_words_name_the_hunks_the_cli_always_named() -> None:
     for key in KEYS:
         status, landed_, conflict = key
         expected = {status.value, status_word(status, landed_)}
+        expected |= {DUE_WORDS[status, landed_]} if (status, landed_) in DUE_WORDS else set()
         expected |= {"conflict"} if conflict else set()
         expected |= {"review"} if status == HunkStatus.PENDING else set()
         assert words_of(key) == expected
-    assert keys_matching(["kept"]) == {(HunkStatus.APPLIED, True, c) for c in (False, True)}
+    kept = {(HunkStatus.APPLIED, True, c) for c in (False, True)}
+    kept |= {(HunkStatus.ACCEPTED, True, c) for c in (False, True)}  # kept again: redo due
+    assert keys_matching(["kept"]) == kept
     assert keys_matching(["superseded"]) == frozenset()
     assert all(
         k[0] == HunkStatus.SUPERSEDED for k in keys_matching(["superseded"], superseded=True)

@@ -34,6 +34,7 @@ PROPOSED: dict[tuple[HunkStatus, Decision], HunkStatus | None] = {
     (S.UNDONE, D.ACCEPTED): None,  # only a landed hunk is undone
     (S.UNDONE, D.REJECTED): None,
     (S.UNDONE, D.REOPENED): None,
+    **{(status, D.SUPERSEDED): None for status in HunkStatus},  # stale: the agent re-proposes
 }
 """A proposal: the file has its old lines until an accepted one is applied."""
 
@@ -56,6 +57,8 @@ LANDED: dict[tuple[HunkStatus, Decision], HunkStatus | None] = {
     (S.UNDONE, D.ACCEPTED): S.ACCEPTED,  # redo: its write is due
     (S.UNDONE, D.REJECTED): None,  # undone already
     (S.UNDONE, D.REOPENED): None,
+    **{(status, D.SUPERSEDED): None for status in HunkStatus},
+    (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # a save replaced its lines: the developer's
 }
 """A landed hunk: the agent's tool wrote it; review keeps it or writes its old lines back."""
 
@@ -146,7 +149,7 @@ def test_where_a_decision_leads_the_hunk_stands_on_it(
     after = next_status(hunk(status, landed), decision, writing=False)
     if after is None:
         return
-    if decision == D.REOPENED:
+    if decision in (D.REOPENED, D.SUPERSEDED):
         assert not hunk(after, landed).wants_write
     else:
         assert decided_as(after, landed) == decision
@@ -181,11 +184,16 @@ def test_a_proposal_s_write_always_leaves_it_applied(status: HunkStatus) -> None
     [
         (S.PENDING, True, "landed"),
         (S.APPLIED, True, "kept"),
-        (S.REJECTED, True, "undo due"),
-        (S.ACCEPTED, True, "redo due"),
+        (S.REJECTED, True, "undone"),  # its write is due: "undone (not written yet)"
+        (S.ACCEPTED, True, "kept"),  # the redo's write is due
         (S.UNDONE, True, "undone"),
         (S.SUPERSEDED, True, "superseded"),
-        *[(status, False, status.value) for status in HunkStatus],
+        (S.PENDING, False, "pending"),
+        (S.ACCEPTED, False, "accepted"),
+        (S.APPLIED, False, "accepted"),  # written: still the word the developer chose
+        (S.REJECTED, False, "rejected"),
+        (S.SUPERSEDED, False, "superseded"),
+        (S.UNDONE, False, "undone"),
     ],
 )
 def test_every_face_says_a_status_in_the_same_words(

@@ -20,7 +20,7 @@ from baton.api import takeover
 from baton.api.worker import Task, Worker
 from baton.checkout import bases
 from baton.core import keys
-from baton.core.brief import BATON
+from baton.core.brief import BATON, clip
 from baton.core.keys import derive
 from baton.core.ops import Delivered as DeliveredPayload
 from baton.core.ops import HunkStatus, OpKind
@@ -102,7 +102,9 @@ def interrupted(holder: str, settled: list[landings.Landed]) -> str:
 async def start(ws: Workspace, session: Session, prompt: str) -> Task:
     """A new task for the session, its instruction the developer's first prompt."""
     worker = Worker(ws, session.worker_id, LEASE_SECONDS)
-    title = prompt.strip().splitlines()[0][:TITLE_CHARS] if prompt.strip() else "Session"
+    # A title is a line in every list: cut at a word, with "…" (the prompt is whole in
+    # the instruction).
+    title = clip(prompt.strip().splitlines()[0], TITLE_CHARS) if prompt.strip() else "Session"
     known = {t.task_id for t in await ws.store.tasks()}
     # Derived from the session and the prompt; the next free one when the same session
     # asks the same again after its task was finished.
@@ -134,6 +136,9 @@ def feedback_text(state: TaskState, remarks: list[Remark], budget: int) -> tuple
     lines: list[str] = []
     for r in remarks:
         hunk = state.hunks.get(r.hunk_id) if r.hunk_id else None
+        if r.author == "baton":  # what Baton saw of the developer's edits, in its words
+            lines.append(f"- {r.text}")
+            continue
         if hunk is None:
             lines.append(f"- The developer says: “{r.text}”")
             continue

@@ -61,6 +61,7 @@ from baton.core.ops import (
 from baton.core.patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from baton.core.placement import applied_shifts, expected_line
 from baton.core.state import Change, HunkBody, HunkState, TaskState
+from baton.effects import overwritten
 from baton.effects.recorder import EffectResult
 from baton.review.decisions import known_hunks
 from baton.store import LeaseHeld, NewOp, StaleEpoch, StoreError, TaskNotFound
@@ -646,8 +647,11 @@ class Task:
 
 
 async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
-    """The brief for any task, whoever holds it: compares files read with the disk now."""
+    """The brief for any task, whoever holds it: compares files read with the disk now,
+    and never tells the agent a change of its is in a file a save took it out of."""
     state = await ws.state(task_id)
+    if overwritten.awaiting(state) and await overwritten.supersede_overwritten(ws, task_id):
+        state = await ws.state(task_id)
     current: dict[str, str | None] = {}
     for path in state.files_read:
         try:

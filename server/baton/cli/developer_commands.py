@@ -19,6 +19,7 @@ from baton.core.limits import InvalidInput
 from baton.core.ops import Decision, HunkStatus, TaskFinished
 from baton.core.review_index import words_of
 from baton.core.state import HunkState, UnreadableOp, in_review_order, tally_key
+from baton.effects import overwritten
 from baton.effects.apply import apply_accepted, temp_leftovers
 from baton.effects.landings import Landed
 from baton.effects.recorder import EffectResult
@@ -131,6 +132,9 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
     `--json` lists every hunk unless asked for a page, which comes with its cursor."""
     async with await open_workspace(args) as ws:
         got = await listing.listing(ws, args)
+        if await supersede_overwritten_in(ws, got.rows):  # a save replaced some: the
+            got = await listing.listing(ws, args)  # developer's now, out of the listing
+        where = await diffs.lines_now(ws, got.rows) if not args.json else {}
     rows = [{"task_id": t, **h.model_dump(mode="json")} for t, h in got.rows] if args.json else []
     if args.json and listing.paged(args):
         emit(args, {"hunks": rows, "next": got.next, "total": got.total}, lambda: "")
@@ -144,7 +148,13 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
                 [
                     table(
                         [
-                            (h.id, t, f"{h.path}:{h.base_line + 1}", _status(h), h.summary[:60])
+                            (
+                                h.id,
+                                t,
+                                f"{h.path}:{where.get(h.id, h.base_line) + 1}",
+                                _status(h),
+                                h.summary[:60],
+                            )
                             for t, h in got.rows
                         ],
                         ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
@@ -174,8 +184,22 @@ async def cmd_log(args: argparse.Namespace) -> None:
     )
 
 
+async def supersede_overwritten_in(ws: Workspace, rows: list[tuple[str, HunkState]]) -> bool:
+    """Landed hunks awaiting review on this page whose lines a save replaced become the
+    developer's before they are listed as landed (effects/overwritten.py): only the
+    tasks and files of the page's landed rows are looked at."""
+    landed: dict[str, set[str]] = {}
+    for task_id, h in rows:
+        if h.landed and h.status == HunkStatus.PENDING:
+            landed.setdefault(task_id, set()).add(h.path)
+    gone = False
+    for task_id, files in landed.items():
+        gone = bool(await overwritten.supersede_overwritten(ws, task_id, files)) or gone
+    return gone
+
+
 def _status(hunk: HunkState) -> str:
-    return f"{status_word(hunk)} (conflict)" if hunk.conflict else status_word(hunk)
+    return transitions.hunk_word(hunk)
 
 
 async def cmd_show(args: argparse.Namespace) -> None:
@@ -194,6 +218,8 @@ async def cmd_diff(args: argparse.Namespace) -> None:
             args.task, args.file = None, args.what
         if not args.status and not args.all:
             args.status = "review"
+        for task_id in [args.task] if args.task else await ws.task_ids():
+            await overwritten.supersede_overwritten(ws, task_id)  # a save replaced them
         shown = await diffs.placed_hunks(ws, await selected_hunks(ws, args))
     print_diffs(args, shown)
 
@@ -273,7 +299,7 @@ async def cmd_decide(args: argparse.Namespace) -> None:
                     (await ws.state(task_id)).hunks[h.id] if h.id == hunk.id else h for h in results
                 ]
             conflicts = [e.detail for e in written if e.outcome == "conflict"]
-    emit(args, results, lambda: "\n".join(f"{h.id} {status_word(h)}" for h in results))
+    emit(args, results, lambda: "\n".join(f"{h.id} {_status(h)}" for h in results))
     if conflicts:  # recorded, not written: the developer's newer edit is in those lines
         raise CommandFailed("; ".join(conflicts))
 

@@ -61,6 +61,31 @@ async def placed_hunks(ws: Workspace, items: list[tuple[str, HunkState]]) -> lis
     return out
 
 
+async def lines_now(ws: Workspace, items: list[tuple[str, HunkState]]) -> dict[str, int]:
+    """Each hunk's first line in its file on disk now (0-based), as `baton diff` and the
+    editor place it, for a listing (`baton hunks`). A page is read from the review index
+    without folding its tasks, so each hunk is looked for from its base line: the search
+    finds it wherever it moved (nearest first), and only a hunk no longer in its file
+    stays at its base line."""
+    by_path: dict[str, list[tuple[str, HunkState]]] = {}
+    for task_id, hunk in items:
+        by_path.setdefault(hunk.path, []).append((task_id, hunk))
+    out: dict[str, int] = {}
+    for path in sorted(by_path):
+        try:
+            _, data = await asyncio.to_thread(read_current, ws.root, path)
+        except (OSError, ValueError):
+            data = None
+        candidates = []
+        for task_id, hunk in by_path[path]:
+            body = await hunk_body(ws, hunk)
+            new = await new_lines_of(ws, hunk, body)
+            candidates.append(Candidate(task_id, hunk, body, new, hunk.base_line))
+        text = (data or b"").decode("utf-8", errors="replace")
+        out.update((x.hunk.id, x.line) for x in place(text, candidates))
+    return out
+
+
 def render(shown: Shown, status: str, color: bool) -> str:
     """One hunk: a header line (id, task, status, summary), then its diff."""
     x = shown.placed

@@ -21,7 +21,8 @@ from typing import Literal
 from pydantic import Field
 
 from .ops import Entry, Hash, HunkStatus, Model, StepStatus
-from .state import HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
+from .placement import Shifts, applied_shifts, expected_line
+from .state import EffectState, HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
 
 MAX_TEXT = 160
 """Characters kept of the agent's own free text in a page (hunk summaries, step names
@@ -109,12 +110,14 @@ class HandoffBrief(Model):
     NOTES_KEPT (the log keeps them, `baton log`). Empty otherwise."""
 
 
-def hunk_brief(h: HunkState) -> HunkBrief:
+def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
+    """`line`: where it is expected in the file now (0-based; placement.expected_line),
+    the line the editor, `baton hunks` and `baton diff` show; else its base line."""
     return HunkBrief(
         id=h.id,
         path=h.path,
         status=h.status,
-        line=h.base_line + 1,
+        line=(h.base_line if line is None else line) + 1,
         summary=h.summary,
         comment=h.comment,
         conflict=h.conflict,
@@ -201,17 +204,21 @@ def build_brief(
     tells this checkout's writes (checkouts.Checkout.holds): a copy of another checkout's
     write that failed here is this worker's to know of too (docs/checkouts.md)."""
     order = in_review_order(state.hunks.values())
-    accepted = [
-        hunk_brief(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)
-    ]
-    pending = [hunk_brief(h) for h in order if h.status == HunkStatus.PENDING]
-    rejected = [
-        hunk_brief(h) for h in order if h.status in (HunkStatus.REJECTED, HunkStatus.UNDONE)
-    ]
+    shifts: dict[str, Shifts] = {}
+
+    def brief_of(h: HunkState) -> HunkBrief:
+        if h.path not in shifts:
+            shifts[h.path] = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(h.path))
+        return hunk_brief(h, expected_line(state, h, shifts[h.path]))
+
+    accepted = [brief_of(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)]
+    pending = [brief_of(h) for h in order if h.status == HunkStatus.PENDING]
+    rejected = [brief_of(h) for h in order if h.status in (HunkStatus.REJECTED, HunkStatus.UNDONE)]
     effects = [
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()
         if e.status != "done"
+        and not _over(state, e)
         and (e.kind == "apply" or (e.kind == "copy" and here is not None and here(e.checkout)))
     ]
     brief = HandoffBrief(
@@ -245,6 +252,16 @@ def build_brief(
         )
     brief.next_actions = _next_actions(brief)
     return brief
+
+
+def _over(state: TaskState, effect: EffectState) -> bool:
+    """A failed write whose hunks no longer ask for one: the decision it was for was
+    withdrawn or changed since (the developer took their undo back with Ctrl+Z, or
+    un-accepted after a conflict), so there is nothing in flight to tell the agent of."""
+    if effect.status != "failed" or effect.kind != "apply":
+        return False
+    hunks = [state.hunks.get(h) for h in effect.hunk_ids]
+    return all(h is None or not h.wants_write for h in hunks)
 
 
 def crash_outcome(r: Remark) -> bool:

@@ -23,6 +23,7 @@ from .brief import MAX_TEXT, STALE, EffectBrief, FileBrief, HandoffBrief, HunkBr
 from .brief import crash_outcome as is_crash
 from .ops import Entry, HunkStatus, StepStatus
 from .state import Remark, Step, UnreadableOp
+from .transitions import status_word
 
 PART_BYTES = 1_500
 """The longest line of a page: a longer entry (a long comment) is split into parts."""
@@ -88,13 +89,14 @@ def summary(h: HunkBrief) -> str:
 
 SAID_VERBS = {
     (HunkStatus.UNDONE, True): "undid",
-    (HunkStatus.REJECTED, True): "undid (the undo is still to be written)",
+    (HunkStatus.REJECTED, True): "undid (not written yet)",
     (HunkStatus.REJECTED, False): "rejected",
     (HunkStatus.APPLIED, True): "kept",
-    (HunkStatus.APPLIED, False): "accepted (applied)",
-    (HunkStatus.ACCEPTED, True): "redid (the redo is still to be written)",
+    (HunkStatus.APPLIED, False): "accepted",
+    (HunkStatus.ACCEPTED, True): "kept again (not written yet)",
     (HunkStatus.ACCEPTED, False): "accepted",
 }
+"""The developer's decisions as verbs of the one vocabulary (transitions.WORDS)."""
 
 
 def said_hunk_line(h: HunkBrief) -> str:
@@ -163,7 +165,6 @@ def _never_grouped(_: object) -> None:
 
 
 _OPEN_FIRST = {StepStatus.IN_PROGRESS: 0, StepStatus.AWAITING_REVIEW: 1, StepStatus.PENDING: 2}
-_KEPT_WORDS = {(HunkStatus.APPLIED, True): "kept", (HunkStatus.APPLIED, False): "applied"}
 _REJECTED = (HunkStatus.REJECTED, HunkStatus.UNDONE)
 
 
@@ -233,7 +234,7 @@ def _pending_group(h: HunkBrief) -> str:
 
 
 def _kept_group(h: HunkBrief) -> str:
-    return f"- {path_shown(h.path)} ({_KEPT_WORDS.get((h.status, h.landed), h.status.value)}): "
+    return f"- {path_shown(h.path)} ({status_word(h.status, h.landed)}): "
 
 
 def sections_of(b: HandoffBrief) -> list[Section]:

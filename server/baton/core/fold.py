@@ -22,6 +22,7 @@ from .ops import (
     ContextListed,
     ContextRead,
     ContextText,
+    Decision,
     Delivered,
     EffectDone,
     EffectFailed,
@@ -277,6 +278,13 @@ def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
     status = next_status(hunk, p.decision, writing(state, hunk))
     if status is None:
         return  # the store's keys refuse a conflicting decision up front; a crafted log
+    if status == HunkStatus.SUPERSEDED:
+        _overwritten(state, op, hunk)
+        return
+    if p.decision == Decision.REOPENED and hunk.comment and hunk.decided_lsn is not None:
+        # Withdrawing a decision withdraws what it would have told the agent: its
+        # comment leaves the developer's words (brief, review news, MCP) with it.
+        state.drop_remark(hunk.decided_lsn, hunk.id)
     state.set_status(hunk, status)
     state.set_conflict(hunk, None)
     hunk.comment, hunk.edited, hunk.reviewer = p.comment, p.edited, p.reviewer
@@ -289,6 +297,20 @@ def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
                 kind="feedback", text=p.comment, hunk_id=p.hunk_id, author=p.reviewer, lsn=op.lsn
             )
         )
+
+
+def _overwritten(state: TaskState, op: Op, hunk: HunkState) -> None:
+    """A landed hunk whose lines a save of the developer's replaced: out of review as
+    theirs (superseded), and the agent is told, so that no brief says it is still there."""
+    hunk.decisions += 1
+    state.drop_superseded(hunk)
+    text = (
+        f"Your change `{hunk.id}` in {hunk.path} ({hunk.summary}) is no longer in the file: "
+        "the developer's edit replaced those lines, which are theirs now. Read the file "
+        "before building on it; write the change again only if it is still needed."
+    )
+    remark = Remark(kind="feedback", text=text, hunk_id=hunk.id, author="baton", lsn=op.lsn)
+    state.add_remark(remark)
 
 
 def writing(state: TaskState, hunk: HunkState) -> bool:

@@ -137,6 +137,10 @@ class Decision(StrEnum):
     ACCEPTED = "accepted"
     REJECTED = "rejected"
     REOPENED = "reopened"
+    SUPERSEDED = "superseded"
+    """A landed hunk awaiting review whose lines are no longer in its file: the
+    developer's edit (a save over them) took their place, so the hunk is theirs now and
+    leaves review (as docs/agents.md says). Recorded by Baton when it sees the file."""
 
 
 # --- payloads, one per kind ------------------------------------------------------------

@@ -104,8 +104,15 @@ def _place_one(lines: Lines, c: Candidate) -> Placed:
     return at(Shown.STALE, None, 0)
 
 
-Shifts = dict[str, list[tuple[int, int]]]
-"""Per change: (base line, line-count delta) of each of its applied hunks."""
+Shifts = dict[str, list[tuple[int, int, int]]]
+"""Per change: (base line, line-count delta, -1) of each of its hunks in the file; under
+`LANDED`, every landed hunk in the file, its third number the lsn after which a landing's
+reviewed state holds it (see `expected_line`)."""
+
+LANDED = ""
+"""The key of the landed hunks' shifts: no change id is empty."""
+
+NEVER = 1 << 62
 
 
 def applied_shifts(hunks: Iterable[HunkState]) -> Shifts:
@@ -113,14 +120,34 @@ def applied_shifts(hunks: Iterable[HunkState]) -> Shifts:
     is one file's, so the hunks of that file are all it takes."""
     shifts: Shifts = {}
     for h in hunks:
-        if h.in_file:
-            shifts.setdefault(h.change_id, []).append((h.base_line, h.new_count - h.old_count))
+        if not h.in_file:
+            continue
+        delta = h.new_count - h.old_count
+        shifts.setdefault(h.change_id, []).append((h.base_line, delta, -1))
+        if h.landed:
+            decided = h.decided_lsn if h.status != HunkStatus.PENDING else None
+            shifts.setdefault(LANDED, []).append((h.base_line, delta, decided or NEVER))
     return shifts
 
 
 def expected_line(state: TaskState, hunk: HunkState, shifts: Shifts | None = None) -> int:
-    """Where the hunk should be now: its base line shifted by applied hunks above it."""
+    """Where the hunk should be now: its base line shifted by the hunks above it that are
+    in the file and not in its base.
+
+    A proposal's base is its change's: its own change's applied hunks shift it. A landed
+    hunk's base is the file's last reviewed state when it landed, with every landed hunk
+    then awaiting review taken out (landed.py): so every landed hunk above it that is in
+    the file shifts it, whichever landing made it — unless that one was decided (kept)
+    before it landed, and so is in its base already. (Two Edits of one file are two
+    changes: counting the first one's lines only for its own hunks put the second's 6
+    lines too high, issue 24.)"""
     if shifts is None:
         shifts = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(hunk.path))
-    shift = sum(d for line, d in shifts.get(hunk.change_id, ()) if line < hunk.base_line)
+    if hunk.landed:
+        entries = shifts.get(LANDED, ())
+        shift = sum(
+            d for line, d, based in entries if line < hunk.base_line and based >= hunk.proposed_lsn
+        )
+    else:
+        shift = sum(d for line, d, _ in shifts.get(hunk.change_id, ()) if line < hunk.base_line)
     return max(hunk.base_line + shift, 0)

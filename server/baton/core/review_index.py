@@ -28,7 +28,7 @@ from pydantic import Field
 from . import keys
 from .ops import HunkStatus, Model, OpKind
 from .state import EffectState, HunkState, TallyKey, TaskState, counts_of, tally_key
-from .transitions import status_word
+from .transitions import DUE_WORDS, status_word
 
 FORMAT = 1
 """Bump when what the index holds changes meaning: an index of another format is taken
@@ -277,6 +277,8 @@ def words_of(key: TallyKey) -> frozenset[str]:
     word for it, `conflict`, and `review` for everything awaiting the developer."""
     status, landed, conflict = key
     words = {status.value, status_word(status, landed)}
+    if (status, landed) in DUE_WORDS:
+        words.add(DUE_WORDS[status, landed])
     if conflict:
         words.add("conflict")
     if status == HunkStatus.PENDING:

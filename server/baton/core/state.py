@@ -242,7 +242,8 @@ class TaskState(Model):
     so that a load puts it where the fold did — order is part of the state."""
     _saved_lsn: int = PrivateAttr(default=0)
     _dropped_notes: list[int] = PrivateAttr(default_factory=list)
-    """LSNs of the notes dropped from `remarks` since the last checkpoint."""
+    """LSNs of the remarks dropped from `remarks` since the last checkpoint: the oldest
+    notes, and the comments of withdrawn decisions."""
     _notes: int = PrivateAttr(default=0)
     """How many notes `remarks` holds."""
     _tally: dict[TallyKey, int] = PrivateAttr(default_factory=dict)
@@ -304,6 +305,15 @@ class TaskState(Model):
             self._dropped_notes.append(self.remarks.pop(oldest).lsn)
             self._notes -= 1
             self.notes_dropped += 1
+
+    def drop_remark(self, lsn: int, hunk_id: str) -> None:
+        """Take out the review comment made at `lsn` on `hunk_id` (its decision was
+        withdrawn); a checkpoint carries the removal as it carries a dropped note's."""
+        for i, r in enumerate(self.remarks):
+            if r.lsn == lsn and r.hunk_id == hunk_id and r.kind == "feedback":
+                del self.remarks[i]
+                self._dropped_notes.append(lsn)
+                return
 
     def __eq__(self, other: object) -> bool:
         """Fields and indexes; not what was saved when (the same state is the same

@@ -39,6 +39,7 @@ _LANDED: dict[tuple[HunkStatus, Decision], HunkStatus] = {
     (S.UNDONE, D.ACCEPTED): S.ACCEPTED,  # redo: its write is due
     (S.ACCEPTED, D.REJECTED): S.UNDONE,  # the redo called off before it was written
     (S.ACCEPTED, D.REOPENED): S.UNDONE,
+    (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # the developer's save replaced its lines
 }
 
 
@@ -66,15 +67,38 @@ def after_write(hunk: HunkState) -> HunkStatus:
     return S.UNDONE if hunk.landed and hunk.status == S.REJECTED else S.APPLIED
 
 
-LANDED_WORDS = {
-    S.PENDING: "landed",
-    S.APPLIED: "kept",
-    S.REJECTED: "undo due",
-    S.ACCEPTED: "redo due",
+WORDS: dict[tuple[HunkStatus, bool], str] = {
+    (S.PENDING, False): "pending",
+    (S.ACCEPTED, False): "accepted",  # its write is due
+    (S.APPLIED, False): "accepted",
+    (S.REJECTED, False): "rejected",
+    (S.PENDING, True): "landed",
+    (S.APPLIED, True): "kept",
+    (S.ACCEPTED, True): "kept",  # kept again after an undo: the redo's write is due
+    (S.REJECTED, True): "undone",  # its write is due
+    (S.UNDONE, True): "undone",
 }
+"""The one vocabulary of review, (status, landed) → word: what the status bar, the tree,
+the hover, diagnostics, the CLI and the brief call a hunk. Six words: a proposal is
+pending, accepted or rejected; a change the agent already wrote is landed, kept or
+undone. Whether a decision's write is still due is said beside the word ("not written
+yet"), never by another word. Anything else (superseded) is its stored name."""
+
+DUE_WORDS = {(S.REJECTED, True): "undo due", (S.ACCEPTED, True): "redo due"}
+"""Older words `baton hunks --status` still takes for a landed hunk whose write is due."""
 
 
 def status_word(status: HunkStatus, landed: bool) -> str:
-    """A hunk's status as every face says it: a landed hunk (in the file already) is
-    landed, kept, undone, or has its undo or redo due."""
-    return LANDED_WORDS.get(status, status.value) if landed else status.value
+    """A hunk's status as every face says it (`WORDS`)."""
+    return WORDS.get((status, landed), status.value)
+
+
+def hunk_word(hunk: HunkState) -> str:
+    """`status_word`, with what is still to happen: "kept (not written yet)" for a
+    redo that has not reached the file, "undone (conflict)" for an undo that cannot."""
+    word = status_word(hunk.status, hunk.landed)
+    if hunk.conflict:
+        return f"{word} (conflict)"
+    if hunk.wants_write:
+        return f"{word} (not written yet)"
+    return word

@@ -376,6 +376,40 @@ async def settle(
     return await record.failed(reason)
 
 
+async def call_off(ws: Workspace, task_id: str, effect: EffectState, reason: str) -> EffectResult:
+    """Settle a planned write as not done and not a conflict: the developer took it back
+    in the editor's buffer before it reached the disk (Ctrl+Z of Baton's edit), so there
+    is nothing of theirs to protect and nothing to retry; their decision is withdrawn next."""
+    state = await ws.state(task_id)
+    record = _recorder(ws, task_id, effect.id, state.hunks[effect.hunk_ids[0]], None)
+    await record.settle(EffectFailed(effect_id=effect.id, reason=reason, conflict=False))
+    return EffectResult(effect.id, effect.path, tuple(effect.hunk_ids), "conflict", reason)
+
+
+async def finish_emptied(ws: Workspace, task_id: str, effect: EffectState) -> EffectResult | None:
+    """A write that takes a file out (the undo of the agent's creating it), made through
+    an editor that cannot delete files: its buffer edit empties the file and the save
+    writes 0 bytes. That empty file is the buffer's way of saying "no file", so the write
+    ends as `baton undo` ends it, the file gone; None when the file is not that empty one
+    (the developer typed since: judged as any other save)."""
+    if effect.post_hash is not None or effect.status != "intent":
+        return None
+    try:
+        target, data = await asyncio.to_thread(read_current, ws.root, effect.path)
+    except (paths.PathRefused, OSError):
+        return None
+    if data != b"":
+        return None
+    state = await ws.state(task_id)
+    hunk = state.hunks[effect.hunk_ids[0]]
+    record = _recorder(ws, task_id, effect.id, hunk, None)
+    try:
+        await record.swap(target, content_hash(b""), None, None)
+    except final_state.Conflict:  # written again between the look and the delete
+        return None
+    return await record.done("applied")
+
+
 async def _in_final_state(ws: Workspace, state: TaskState, hunk: HunkState, path: str) -> bool:
     """Whether the hunk's new lines, with its context, are where it belongs (and its old
     lines are not): the hunk is in the file even though the file is not the post-state."""

@@ -13,7 +13,9 @@ What is left half-done, each judged by the files of this checkout:
    done, or a conflict;
 4. temp files a killed writer left beside the files;
 5. a `baton commit` with no done: found by its trailers (done), or never made (failed,
-   so that the next `baton commit` makes it), and the developer's index brought over it.
+   so that the next `baton commit` makes it), and the developer's index brought over it;
+6. landed hunks awaiting review whose lines a save replaced since (overwritten.py): the
+   developer's now, out of review.
 
 A task whose worker still holds a live lease may be mid-tool, not dead. A write it
 announced whose file has not moved yet stays announced: the tool may be about to run,
@@ -33,7 +35,7 @@ from baton.core.state import EffectState, TaskState
 from baton.effects.recorder import EffectResult
 from baton.workspace.workspace import Workspace
 
-from . import commit, landings, shell_snapshots
+from . import commit, landings, overwritten, shell_snapshots
 from .apply import dangling_here, settle, temp_leftovers
 
 EffectSettler = Callable[[EffectState], Awaitable[EffectResult | None]]
@@ -54,6 +56,8 @@ class Settled:
     """Temp files of killed writers, removed."""
     commits: list[str] = field(default_factory=list)
     """Commits cut short, as now settled: one line each."""
+    overwritten: list[str] = field(default_factory=list)
+    """Landed hunks whose lines a save replaced: recorded as the developer's."""
 
 
 async def settle_task(
@@ -90,6 +94,8 @@ async def settle_task(
     if any(e.kind in ("apply", "copy") for e in state.effects.values()):  # none: no thread hop
         done.removed += await asyncio.to_thread(temp_leftovers, ws, state, remove=True)
     done.commits += await commit.settle_commits(ws, state)
+    if overwritten.awaiting(state):  # none: nothing read
+        done.overwritten = await overwritten.supersede_overwritten(ws, task_id)
     return done
 
 

@@ -19,30 +19,36 @@ intent, and the save settles it — the same exactly-once path as `workspace/app
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from lsprotocol import types
 
 from baton.core import paths
 from baton.core.hashing import content_hash
 from baton.core.hunks import Lines
-from baton.core.ops import HunkStatus
+from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import Placed, Shown
 from baton.core.state import EffectState, HunkState
+from baton.core.transitions import hunk_word
+from baton.effects import overwritten
 from baton.effects.apply import (
     apply_hunk,
+    call_off,
     dangling_here,
+    finish_emptied,
     heal_conflicts,
+    leaves_no_file,
     plan_apply,
     record_intent,
     settle,
 )
 from baton.effects.final_state import read_current
 from baton.effects.recorder import EffectResult
+from baton.review.decisions import decide
 from baton.workspace.workspace import Workspace
 
 from . import presentation
-from .state import BatonServer, FileRef, FileView
+from .state import EDITOR, BatonServer, FileRef, FileView
 
 HELD = "held"
 """Outcome for a client that cannot take edits: accepted, nothing written (see above)."""
@@ -66,15 +72,67 @@ async def apply_in_editor(ls: BatonServer, ws: Workspace, task_id: str, hunk: Hu
                 return "already"
             raise ValueError(f"hunk {hunk.id} is {hunk.status}: nothing to write")
         ls.tell(
-            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays {hunk.status}, "
+            f"Baton: hunk {hunk.id} no longer matches the buffer; it stays {hunk_word(hunk)}, "
             "and is written once the code matches again (or re-proposed by the agent)",
             types.MessageType.Warning,
         )
         return "stale"
+    if here.shown == Shown.ACCEPTED and await takes_file_out(ls, ws, task_id, view, here):
+        outcome = await delete_in_editor(ls, ws, task_id, hunk, uri, view)
+        if outcome is not None:
+            return outcome
     if here.shown == Shown.ACCEPTED and not await send_edit(ls, uri, view, here):
         return "deferred"  # nothing recorded: it stays accepted for `baton apply` or the agent
     async with ls.settling:
         return await record_buffered(ls, ws, task_id, hunk.id)
+
+
+async def takes_file_out(
+    ls: BatonServer, ws: Workspace, task_id: str, view: FileView, here: Placed
+) -> bool:
+    """Whether the hunk's write leaves no file (the undo of the agent's creating it) and
+    the client can delete one: then the editor deletes the file, as `baton undo` does,
+    instead of emptying the buffer (whose save would leave a 0-byte file)."""
+    if not ls.deletes_files() or here.writes or here.line != 0 or here.count != len(view.lines):
+        return False
+    return leaves_no_file(await ws.state(task_id), here.hunk)
+
+
+async def delete_in_editor(
+    ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, uri: str, view: FileView
+) -> str | None:
+    """The write that takes the file out, through the editor: the intent recorded from
+    the file on disk, then a `DeleteFile` the editor carries out (its buffer goes with
+    the file), then settled by the file's absence. None when the disk is not what the
+    buffer shows (unsaved edits): the buffer edit then takes the lines out instead, and
+    nothing of the developer's is deleted."""
+    async with ls.settling:
+        plan = await plan_apply(ws, task_id, hunk.id)
+        if isinstance(plan, EffectResult):
+            return plan.outcome
+        if plan.post is not None or plan.pre != "".join(view.lines).encode("utf-8"):
+            return None
+        if (settled := await record_intent(ws, plan)) is not None:
+            return settled.outcome
+    changes: list[types.TextDocumentEdit | types.DeleteFile] = []
+    if ls.takes_versioned_edits():  # refused if the buffer moved on since it was placed
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=view.version)
+        changes.append(types.TextDocumentEdit(text_document=document, edits=[]))
+    options = types.DeleteFileOptions(ignore_if_not_exists=True)
+    changes.append(types.DeleteFile(uri=uri, options=options))
+    request = ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(
+            edit=types.WorkspaceEdit(document_changes=changes),
+            label=f"Baton: undo {hunk.id} (the agent created {hunk.path})",
+        )
+    )
+    applied = await answered(ls, request, hunk.id)
+    async with ls.settling:
+        effect = (await ws.state(task_id)).effects[plan.effect_id]
+        if not applied:
+            return "deferred"  # the intent stands: `baton apply` or the agent deletes it
+        result = await settle(ws, task_id, effect, redo=False)
+    return "applied" if result.outcome in ("recovered", "already") else result.outcome
 
 
 async def hold(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, uri: str) -> str:
@@ -191,6 +249,13 @@ async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> 
             label=f"Baton: {'undo' if here.writes != here.new else 'accept'} {here.hunk.id}",
         )
     )
+    return await answered(ls, request, here.hunk.id)
+
+
+async def answered(
+    ls: BatonServer, request: Awaitable[types.ApplyWorkspaceEditResult], hunk_id: str
+) -> bool:
+    """The editor's answer to an edit, within the configured time; a refusal is told."""
     timeout = ls.settings.apply_edit_timeout
     try:
         response = await asyncio.wait_for(request, timeout)
@@ -200,8 +265,8 @@ async def send_edit(ls: BatonServer, uri: str, view: FileView, here: Placed) -> 
         )
     if not response.applied:
         ls.tell(
-            f"Baton: the editor did not apply hunk {here.hunk.id} "
-            f"({response.failure_reason or 'no reason given'}); it stays accepted and "
+            f"Baton: the editor did not apply hunk {hunk_id} "
+            f"({response.failure_reason or 'no reason given'}); it stays decided and "
             "`baton apply` or the agent will write it",
             types.MessageType.Warning,
         )
@@ -226,12 +291,19 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
                 if effect.path != ref.path:
                     continue
                 if effect.id in ls.buffered:
-                    await settle(ref.ws, task_id, effect, redo=False)
+                    hunk = state.hunks[effect.hunk_ids[0]]
+                    if await take_back(ls, ref.ws, task_id, hunk, settling=True):
+                        pass  # saved as it was before Baton's edit: the decision withdrawn
+                    elif await finish_emptied(ref.ws, task_id, effect) is None:
+                        await settle(ref.ws, task_id, effect, redo=False)
                     ls.buffered.discard(effect.id)
                     settled = True
                 elif await settle_if_written(ref.ws, task_id, effect):
                     settled = True
             settled = bool(await heal_conflicts(ref.ws, task_id, ref.path)) or settled
+            if overwritten.awaiting(await ref.ws.state(task_id), [ref.path]):
+                gone = await overwritten.supersede_overwritten(ref.ws, task_id, [ref.path])
+                settled = bool(gone) or settled  # the save replaced them: the developer's
     if settled or uri in ls.views:
         await presentation.changed(ls, [uri], "review")
 
@@ -249,23 +321,65 @@ async def settle_if_written(ws: Workspace, task_id: str, effect: EffectState) ->
     return True
 
 
-async def withdraw(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> None:
+async def withdraw(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> bool:
     """Before an un-accept: a write this server put in a buffer and the buffer never saved
-    (the developer pressed Ctrl+Z on it) is settled as not done, so the decision can be
-    taken back. A write that reached the disk stays: that is a change to undo, not a
-    decision to take back."""
+    (the developer pressed Ctrl+Z on it) is called off, so the decision can be taken back.
+    A write that reached the disk stays: that is a change to undo, not a decision to take
+    back. True if one was called off."""
+    async with ls.settling:
+        return await _call_off_unsaved(ls, ws, task_id, hunk)
+
+
+async def _call_off_unsaved(ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState) -> bool:
+    """`withdraw`, under `ls.settling`."""
     state = await ws.state(task_id)
     effect = state.effects.get(hunk.effect_id) if hunk.effect_id else None
     if effect is None or effect.status != "intent" or effect.id not in ls.buffered:
-        return
-    async with ls.settling:
-        try:
-            _, data = await asyncio.to_thread(read_current, ws.root, effect.path)
-        except (paths.PathRefused, OSError):
-            return
-        if content_hash(data) == effect.pre_hash:
-            await settle(ws, task_id, effect, redo=False)
-            ls.buffered.discard(effect.id)
+        return False
+    try:
+        _, data = await asyncio.to_thread(read_current, ws.root, effect.path)
+    except (paths.PathRefused, OSError):
+        return False
+    if content_hash(data) != effect.pre_hash:
+        return False
+    await call_off(ws, task_id, effect, "taken back in the editor before it was saved")
+    ls.buffered.discard(effect.id)
+    return True
+
+
+async def take_back(
+    ls: BatonServer, ws: Workspace, task_id: str, hunk: HunkState, *, settling: bool = False
+) -> bool:
+    """The undo (or redo) of a landed hunk that this server put in a buffer, which the
+    buffer and the disk no longer show: the developer took their own action back
+    (Ctrl+Z). The write is called off and the decision withdrawn with it, so the hunk is
+    where the developer sees it — landed, awaiting review (or undone, for a redo) — with
+    nothing told to the agent, instead of a conflict of the developer with themselves.
+    `settling`: the caller holds `ls.settling` (a save)."""
+    if not hunk.landed or not hunk.wants_write:
+        return False
+    if settling:
+        called_off = await _call_off_unsaved(ls, ws, task_id, hunk)
+    else:
+        called_off = await withdraw(ls, ws, task_id, hunk)
+    if called_off:
+        await decide(ws, task_id, hunk.id, Decision.REOPENED, reviewer=EDITOR)
+    return called_off
+
+
+async def taken_back(ls: BatonServer, uri: str) -> bool:
+    """After a didChange: a landed hunk's undo or redo that this server put in the buffer
+    and that the buffer shows taken back (its lines as before Baton's edit, the disk never
+    written) is withdrawn at once (see `take_back`); True if one was."""
+    ref = ls.file_for_uri(uri)
+    found = ls.views.get(uri)
+    if ref is None or found is None:
+        return False
+    moved = False
+    for here in found.placed:
+        if here.shown == Shown.ACCEPTED and here.hunk.effect_id in ls.buffered:
+            moved = await take_back(ls, ref.ws, here.task_id, here.hunk) or moved
+    return moved
 
 
 def tell_held(ls: BatonServer, outcomes: list[tuple[str, str]]) -> None:

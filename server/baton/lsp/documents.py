@@ -10,7 +10,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from . import presentation
-from .applying import settle_file, took_edits
+from .applying import settle_file, taken_back, took_edits
 from .state import BatonServer
 
 
@@ -28,6 +28,8 @@ def register(server: BatonServer) -> None:
             async with ls.working():
                 await presentation.republish(ls, [uri])
                 await took_edits(ls, uri)
+                if await taken_back(ls, uri):  # Ctrl+Z of Baton's undo or redo
+                    await presentation.changed(ls, [uri], "review")
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -28,6 +28,7 @@ from pygls.uris import to_fs_path
 from baton.checkout import catchup
 from baton.core import keys
 from baton.core.ops import EffectDone, EffectIntent, HunkStatus, OpKind
+from baton.core.restore_words import opening_message
 from baton.core.state import EffectState, HunkState, TaskState
 from baton.effects.apply import apply_hunk, settle
 from baton.effects.recorder import EffectResult
@@ -90,9 +91,7 @@ async def restore(ls: BatonServer, roots: list[Path]) -> None:
                 continue
             accepted = len(state.hunks_with(HunkStatus.ACCEPTED, HunkStatus.APPLIED))
             pending = len(state.hunks_with(HunkStatus.PENDING))
-            message = (
-                f"Restored task '{state.title}': {accepted} accepted, {pending} pending review"
-            )
+            message = opening_message(state)
             if written:  # the developer should know a start wrote files
                 names = ", ".join(f"{w.hunk_id} ({_path(ws, w.uri)})" for w in written)
                 message += (

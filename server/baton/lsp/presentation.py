@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from lsprotocol import types
 
-from baton.core import paths
+from baton.core import paths, transitions
 from baton.core.hunks import Lines, render_hunk, split_lines
 from baton.core.ops import HunkStatus
 from baton.core.placement import Candidate, Placed, Shown, applied_shifts, expected_line, place
@@ -267,24 +267,27 @@ HELD_MESSAGE_WITHOUT_ACTION = f"{HELD}: close the file and run `baton apply`"
 
 
 def message(x: Placed, held: str | None = None) -> str:
+    """The diagnostic's text: the hunk's word in the one vocabulary (transitions.WORDS),
+    then what is still to happen, then its summary."""
     s = x.hunk.summary
     if held and x.shown == Shown.ACCEPTED:
         return f"{held} ({s})"
     if x.hunk.landed and x.shown != Shown.LANDED:
         undo = x.hunk.status == HunkStatus.REJECTED
+        word = "Undone" if undo else "Kept"
         return {
-            Shown.ACCEPTED: f"{'Undo' if undo else 'Redo'} decided, not written yet: {s}",
-            Shown.IN_BUFFER: f"{'Undone' if undo else 'Redone'} in the buffer; save: {s}",
+            Shown.ACCEPTED: f"{word}, not written yet: {s}",
+            Shown.IN_BUFFER: f"{word} in the buffer; save: {s}",
             Shown.APPLIED: f"Kept: {s}",
-            Shown.STALE: f"Edited since the agent wrote it ({s})",
-            Shown.CONFLICT: f"Not {'undone' if undo else 'redone'}: {x.hunk.conflict} ({s})",
+            Shown.STALE: f"The agent's change is not in this text; saving makes it yours ({s})",
+            Shown.CONFLICT: f"{word}, but not written: {x.hunk.conflict} ({s})",
         }.get(x.shown, s)
     return {
         Shown.LANDED: f"Agent wrote: {s} (keep or undo)",
         Shown.PENDING: f"Agent proposes: {s}",
         Shown.ACCEPTED: f"Accepted, not applied yet: {s}",
         Shown.IN_BUFFER: f"Accepted and in the buffer; save to apply: {s}",
-        Shown.APPLIED: f"Applied: {s}",
+        Shown.APPLIED: f"Accepted, written: {s}",
         Shown.STALE: f"Stale: the code under this proposal changed ({s})",
         Shown.CONFLICT: f"Accepted but not applied: {x.hunk.conflict} ({s})",
     }[x.shown]
@@ -336,9 +339,11 @@ def publish(
 
 
 def hover_text(x: Placed) -> str:
-    """A placed hunk as Markdown: its state and the proposed change as a diff whose header
-    numbers the file's lines as they are now, where the hunk sits (`x.line`; for a stale
-    hunk, where it was expected), not the proposal's base lines."""
+    """A placed hunk as Markdown: what the diagnostic does not say — its word, id and
+    task in one line — then the whole change as a diff whose header numbers the file's
+    lines as they are now, where the hunk sits (`x.line`; for a stale hunk, where it was
+    expected). The diagnostic's message is not repeated: an editor shows it in the same
+    hover."""
     diff = render_hunk(
         x.hunk.path,
         x.line,
@@ -347,7 +352,9 @@ def hover_text(x: Placed) -> str:
         tuple(x.body.before),
         tuple(x.body.after),
     )
-    return f"**Baton** `{x.hunk.id}` (task `{x.task_id}`): {message(x)}\n\n```diff\n{diff}```"
+    word = transitions.hunk_word(x.hunk)
+    head = f"**Baton** · {word} · hunk `{x.hunk.id}` · task `{x.task_id}`"
+    return f"{head}\n\n```diff\n{diff}```"
 
 
 # --- hunk and task views for rich clients (docs/protocol.md) --------------------------

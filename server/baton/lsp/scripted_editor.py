@@ -159,6 +159,9 @@ class ScriptedEditor:
             if isinstance(dc, types.TextDocumentEdit)
         ]
         changes += [(uri, None, edits) for uri, edits in (edit.changes or {}).items()]
+        deletes = [dc for dc in edit.document_changes or [] if isinstance(dc, types.DeleteFile)]
+        if deletes and not self._deletes_files():
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="no deletes")
         for uri, version, edits in changes:
             doc = self.docs.get(uri)
             if doc is None:
@@ -171,8 +174,24 @@ class ScriptedEditor:
                 doc.apply_change(
                     types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
                 )
-            self.type(uri, doc.source)
+            if edits:
+                self.type(uri, doc.source)
+        for delete in deletes:
+            self.delete(delete.uri)
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    def _deletes_files(self) -> bool:
+        edit = self.capabilities.workspace and self.capabilities.workspace.workspace_edit
+        return bool(edit and types.ResourceOperationKind.Delete in (edit.resource_operations or ()))
+
+    def delete(self, uri: str) -> None:
+        """A `DeleteFile` the editor carries out: the file goes from disk and its buffer
+        is closed (as VS Code does for a buffer without unsaved changes)."""
+        Path(TextDocument(uri, "").path).unlink(missing_ok=True)
+        if self.docs.pop(uri, None) is not None:
+            self.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+            )
 
     def save(self, uri: str) -> None:
         doc = self.docs[uri]

@@ -303,6 +303,13 @@ class BatonServer(StdioLanguageServer):
         literals = get_capability(caps, "text_document.code_action.code_action_literal_support")
         return literals is not None
 
+    def deletes_files(self) -> bool:
+        """Whether a workspace edit may delete a file (a `DeleteFile` resource operation):
+        how the undo of a file the agent created reaches an open buffer."""
+        caps = self.client_capabilities
+        kinds = get_capability(caps, "workspace.workspace_edit.resource_operations", None) or ()
+        return types.ResourceOperationKind.Delete in kinds
+
     def takes_versioned_edits(self) -> bool:
         """Whether a workspace edit may name the document version it was made against."""
         caps = self.client_capabilities

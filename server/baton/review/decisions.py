@@ -15,7 +15,7 @@ from baton.core.hashing import digest
 from baton.core.limits import MAX_FILE_BYTES
 from baton.core.ops import Decision, HunkReviewed, HunkStatus, OpKind
 from baton.core.state import HunkState, TaskState
-from baton.core.transitions import decided_as, next_status
+from baton.core.transitions import decided_as, hunk_word, next_status, status_word
 from baton.store import NewOp, OpConflict, StoreError
 from baton.workspace.workspace import Workspace
 
@@ -117,15 +117,21 @@ async def decide(
     except OpConflict:
         state = await ws.state(task_id)
         raise ReviewRefused(
-            f"hunk {hunk_id} was decided meanwhile: {state.hunks[hunk_id].status}"
+            f"hunk {hunk_id} was decided meanwhile: {hunk_word(state.hunks[hunk_id])}"
         ) from None
     return (await ws.state(task_id)).hunks[hunk_id]
 
 
 def _why_not(hunk: HunkState, decision: Decision, busy: bool) -> str:
+    """Why a decision does not apply, in the one vocabulary (transitions.WORDS)."""
+    word = status_word(hunk.status, hunk.landed)
     if busy:
-        return f"hunk {hunk.id} is being written ({hunk.status}); decide again once it is done"
+        return f"hunk {hunk.id} is being written ({word}); decide again once it is done"
     if hunk.status == HunkStatus.APPLIED and not hunk.landed:
         return f"hunk {hunk.id} is applied; to change it now, undo it in the file"
-    shown = "kept" if hunk.landed and hunk.status == HunkStatus.APPLIED else hunk.status.value
-    return f"hunk {hunk.id} is {shown}: it cannot be {decision.value} now"
+    wanted = LANDED_DECISIONS.get(decision, decision.value) if hunk.landed else decision.value
+    return f"hunk {hunk.id} is {word}: it cannot be {wanted} now"
+
+
+LANDED_DECISIONS = {Decision.ACCEPTED: "kept", Decision.REJECTED: "undone"}
+"""A decision on a landed hunk in its own words: keep and undo."""

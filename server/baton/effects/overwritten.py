@@ -1,0 +1,90 @@
+"""Landed hunks whose lines are no longer in their file: the developer saved over them.
+
+A landed hunk awaiting review is the agent's text in the file. When the file on disk no
+longer holds it — the developer edited those lines and saved, or an editor saved a stale
+buffer over the agent's write (`:w!` in Vim) — the developer's text took its place. As
+docs/agents.md says, that hunk is then the developer's: it leaves review (superseded),
+and the agent is told it is gone, instead of every view calling it landed and the brief
+telling the agent its change is in the file.
+
+Judged by the file on disk only (an unsaved buffer is not the developer's yet), and never
+while the agent may be writing that file: a tool's write announced and not settled, or a
+shell command still running, is the agent's own change in progress, not the developer's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from baton.core import keys, paths
+from baton.core.hunks import locate_tolerant, split_lines
+from baton.core.ops import Decision, HunkReviewed, HunkStatus, OpKind
+from baton.core.placement import applied_shifts, expected_line
+from baton.core.state import HunkState, TaskState
+from baton.store import NewOp, OpConflict
+from baton.workspace.hunk_text import hunk_body
+from baton.workspace.workspace import Workspace
+
+from . import shell_snapshots
+from .final_state import read_current
+
+REVIEWER = "baton"
+"""Who records it: Baton, seeing the file; the edit itself was the developer's."""
+
+
+def awaiting(state: TaskState, only: Iterable[str] | None = None) -> dict[str, list[HunkState]]:
+    """Landed hunks awaiting review, by path (of `only`, if given), whose files the agent
+    is not writing right now."""
+    busy = {x.path for x in state.dangling_landings()}
+    wanted = set(only) if only is not None else None
+    out: dict[str, list[HunkState]] = {}
+    for path in sorted(wanted if wanted is not None else {h.path for h in state.hunks.values()}):
+        if path in busy:
+            continue
+        hunks = [state.hunks[i] for i in state.pending_ids_of(path)]
+        hunks = [h for h in hunks if h.landed and h.status == HunkStatus.PENDING]
+        if hunks:
+            out[path] = hunks
+    return out
+
+
+async def gone_from_disk(
+    ws: Workspace, state: TaskState, path: str, hunks: list[HunkState]
+) -> list[HunkState]:
+    """The hunks whose new lines (with their context) the file on disk no longer has."""
+    try:
+        _, data = await asyncio.to_thread(read_current, ws.root, path)
+    except (paths.PathRefused, OSError):
+        return []
+    lines = split_lines((data or b"").decode("utf-8", errors="replace"))
+    shifts = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(path))
+    gone = []
+    for hunk in hunks:
+        body = await hunk_body(ws, hunk)
+        context = (tuple(body.before), tuple(body.after))
+        expected = expected_line(state, hunk, shifts)
+        if locate_tolerant(lines, tuple(body.new), *context, expected) is None:
+            gone.append(hunk)
+    return gone
+
+
+async def supersede_overwritten(
+    ws: Workspace, task_id: str, only: Iterable[str] | None = None
+) -> list[str]:
+    """Record each landed hunk of the task (in the files `only` names, or all) whose lines
+    a save replaced as the developer's (`Decision.SUPERSEDED`); the ids recorded."""
+    if shell_snapshots.open_snapshots(ws, task_id):
+        return []  # a command of the agent's is running: its changes are not settled yet
+    state = await ws.state(task_id)
+    done: list[str] = []
+    for path, hunks in awaiting(state, only).items():
+        for hunk in await gone_from_disk(ws, state, path, hunks):
+            payload = HunkReviewed(hunk_id=hunk.id, decision=Decision.SUPERSEDED, reviewer=REVIEWER)
+            key = keys.review(task_id, hunk.id, hunk.decisions)
+            try:
+                await ws.record(NewOp(key, task_id, 0, OpKind.HUNK_REVIEWED, payload))
+            except OpConflict:
+                continue  # decided meanwhile (the developer, or another process seeing it)
+            done.append(hunk.id)
+    return done

@@ -1,0 +1,91 @@
+"""Issue 24, items 2 and 9, on real files: where a landed hunk is, and what becomes of
+one whose lines a save replaced.
+
+Two Edits of one file are two landings: the second one's hunk is placed where it is in
+the file, not as many lines too high as the first one added. A landed hunk whose lines
+the file no longer has — the developer edited them and saved, or an editor saved a stale
+buffer over the agent's write (`:w!`) — is the developer's (superseded, docs/agents.md):
+no view calls it landed, and the brief tells the agent it is gone instead of in the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from baton.api import calls
+from baton.api.worker import Worker
+from baton.core.brief_pages import render_markdown
+from baton.core.ops import HunkStatus
+from baton.core.placement import expected_line
+from baton.effects import landings
+from baton.effects.recovery import settle_task
+
+from .test_landed import BASE, Agent, edit, hunks
+
+
+def two_landings() -> tuple[str, str]:
+    """The file after a first Edit (2 lines become 5, near the top) and a second (a
+    6-line function added further down)."""
+    lines = BASE.splitlines(keepends=True)
+    first = "".join([*lines[:3], "a\n", "b\n", "c\n", "d\n", "e\n", *lines[5:]])
+    new = first.splitlines(keepends=True)
+    added = [f"    step {n}\n" for n in range(1, 6)]
+    second = "".join([*new[:20], "def added():\n", *added, *new[20:]])
+    return first, second
+
+
+async def test_a_second_landings_hunk_is_expected_where_it_is(
+    worker: Worker, project: Path
+) -> None:
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    first, second = two_landings()
+    await agent.write("f.py", first)
+    await agent.write("f.py", second)
+    state = await task.state()
+    by_line = sorted(state.hunks.values(), key=lambda h: h.base_line)
+    lines = second.splitlines(keepends=True)
+    where = [expected_line(state, h) for h in by_line]
+    assert where == [3, lines.index("def added():\n")]  # 20, not 17 lines down
+
+
+async def test_a_save_over_a_landed_hunk_makes_it_the_developers(
+    worker: Worker, project: Path
+) -> None:
+    """`:w!` of a buffer the developer had edited before the agent's write: the agent's
+    line is gone from disk. Whoever settles the task (a session start, `baton recover`,
+    the editor's start) and every brief find it the developer's, and say so once."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    await agent.write("f.py", edit(edit(BASE, 3, "three\n"), 20, "twenty\n"))
+    state = await task.state()
+    ids = await hunks(task, HunkStatus.PENDING)
+    top, overwritten = sorted(ids, key=lambda h: state.hunks[h].base_line)
+    # The developer's stale buffer (their own edit of line 10, no agent line 20) saved
+    # over the file: the agent's line 3 stays only because the buffer had it too.
+    (project / "f.py").write_text(edit(edit(BASE, 3, "three\n"), 10, "mine\n"))
+
+    brief = render_markdown(await calls.resume(task.ws, task.id))
+    state = await task.state()
+    assert overwritten not in state.hunks and state.hunks[top].status == HunkStatus.PENDING
+    assert f"`{overwritten}`:" not in brief.split("## Awaiting review")[-1]
+    assert f"Your change `{overwritten}` in f.py" in brief and "no longer in the file" in brief
+    assert (await settle_task(task.ws, task.id)).overwritten == []  # once
+    assert (project / "f.py").read_text() == edit(edit(BASE, 3, "three\n"), 10, "mine\n")
+
+
+async def test_a_landing_in_flight_is_never_taken_for_the_developers_edit(
+    worker: Worker, project: Path
+) -> None:
+    """Between a tool's announce and its settle the file is the agent's work in progress:
+    a brief read then (by another session, or `baton resume`) supersedes nothing."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    await agent.write("f.py", edit(BASE, 20, "twenty\n"))
+    (landed,) = await hunks(task, HunkStatus.PENDING)
+    await landings.announce(task.ws, task.id, "next", "f.py", "Edit")
+    (project / "f.py").write_text(edit(BASE, 20, "twenty-one\n"))  # the tool, mid-way
+    await calls.resume(task.ws, task.id)
+    assert (await task.state()).hunks[landed].status == HunkStatus.PENDING
