@@ -294,3 +294,12 @@ async def test_one_commit_at_a_time_in_a_work_tree(tmp_path: Path) -> None:
                 await calls.commit(worker.ws, "t1")
         done = await calls.commit(worker.ws, "t1")
         assert done.outcome == "committed" and count_commits(root) == 2
+
+
+async def test_the_python_api_commits_for_an_agent_allowed_to(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    async with await Worker.open(root, worker_id="w") as worker:
+        task = await kept_and_pending(worker, keep={3}, pend=set())
+        made = await task.commit("Asked by the developer.")
+        assert made.outcome == "committed" and committed(root) == source({3: 103})
+        assert (await task.commit()).outcome == "already"

@@ -474,7 +474,7 @@ async def commit(
         task_id = tasks[0].task_id
     elif await ws.store.task(task_id) is None:
         raise TaskNotFound(task_id)
-    return await commit_effect.commit(ws, task_id, extra=extra, branch=branch)
+    return await commit_effect.commit(ws, task_id, extra=extra, branch=branch)  # Task.commit too
 
 
 async def overview(ws: Workspace) -> list[TaskOverview]:

@@ -62,6 +62,8 @@ from baton.core.patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from baton.core.placement import applied_shifts, expected_line
 from baton.core.state import Change, HunkBody, HunkState, TaskState
 from baton.effects import overwritten
+from baton.effects.commit import CommitResult
+from baton.effects.commit import commit as commit_kept
 from baton.effects.recorder import EffectResult
 from baton.review.decisions import known_hunks
 from baton.store import LeaseHeld, NewOp, StaleEpoch, StoreError, TaskNotFound
@@ -626,6 +628,11 @@ class Task:
         if hunk_ids is not None:
             known_hunks(await self.state(), hunk_ids)
         return await catchup.apply_here(self.ws, self.id, hunk_ids, epoch=self.epoch)
+
+    async def commit(self, message: str = "", branch: str | None = None) -> CommitResult:
+        """One git commit of exactly the hunks the developer kept (effects/commit.py): only
+        when the developer asked the agent to commit. Repeating it commits nothing new."""
+        return await commit_kept(self.ws, self.id, extra=message, branch=branch)
 
     @refuses_invalid
     async def finish(

@@ -186,11 +186,13 @@ async def cmd_log(args: argparse.Namespace) -> None:
 
 async def supersede_overwritten_in(ws: Workspace, rows: list[tuple[str, HunkState]]) -> bool:
     """Landed hunks awaiting review on this page whose lines a save replaced become the
-    developer's before they are listed as landed (effects/overwritten.py): only the
-    tasks and files of the page's landed rows are looked at."""
+    developer's before they are listed as landed (effects/overwritten.py): the page's
+    files are looked at, and only a task with a hunk gone from them is folded."""
+    awaiting = [(t, h) for t, h in rows if h.landed and h.status == HunkStatus.PENDING]
+    gone_here = await overwritten.maybe_gone(ws, (h for _, h in awaiting))
     landed: dict[str, set[str]] = {}
-    for task_id, h in rows:
-        if h.landed and h.status == HunkStatus.PENDING:
+    for task_id, h in awaiting:
+        if h.id in gone_here:  # only then is the task folded, to decide
             landed.setdefault(task_id, set()).add(h.path)
     gone = False
     for task_id, files in landed.items():

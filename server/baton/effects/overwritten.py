@@ -69,6 +69,29 @@ async def gone_from_disk(
     return gone
 
 
+async def maybe_gone(ws: Workspace, hunks: Iterable[HunkState]) -> set[str]:
+    """A first look without the task's state, for a page of hunks read from the review
+    index (`baton hunks`): the ids of those whose new lines, with their context, are
+    nowhere in their file on disk. Only a task with any is folded, and `gone_from_disk`
+    decides; a page whose hunks are all in place costs its files, not the task."""
+    by_path: dict[str, list[HunkState]] = {}
+    for hunk in hunks:
+        by_path.setdefault(hunk.path, []).append(hunk)
+    out: set[str] = set()
+    for path, listed in by_path.items():
+        try:
+            _, data = await asyncio.to_thread(read_current, ws.root, path)
+        except (paths.PathRefused, OSError):
+            continue
+        lines = split_lines((data or b"").decode("utf-8", errors="replace"))
+        for hunk in listed:
+            body = await hunk_body(ws, hunk)
+            context = (tuple(body.before), tuple(body.after))
+            if locate_tolerant(lines, tuple(body.new), *context, hunk.base_line) is None:
+                out.add(hunk.id)
+    return out
+
+
 async def supersede_overwritten(
     ws: Workspace, task_id: str, only: Iterable[str] | None = None
 ) -> list[str]:
