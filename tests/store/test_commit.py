@@ -303,3 +303,35 @@ async def test_the_python_api_commits_for_an_agent_allowed_to(tmp_path: Path) ->
         made = await task.commit("Asked by the developer.")
         assert made.outcome == "committed" and committed(root) == source({3: 103})
         assert (await task.commit()).outcome == "already"
+
+
+async def test_landed_hunks_awaiting_review_and_undone_ones_stay_out(tmp_path: Path) -> None:
+    """An agent product's own writes: of three landed hunks in one file, the kept one is
+    committed; the one awaiting review and the undone one stay as the working tree has
+    them (the first there, uncommitted; the second's old lines back)."""
+    from baton.effects.apply import apply_accepted
+    from tests.store.test_landed import BASE, Agent, edit
+
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "f.py").write_text(BASE)
+    (root / ".gitignore").write_text(".baton/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    async with await Worker.open(root, worker_id="w") as worker:
+        task = await worker.begin("Agent edits", "", "t1")
+        after = edit(edit(edit(BASE, 3, "three\n"), 15, "fifteen\n"), 27, "twenty-seven\n")
+        await Agent(task, root).write("f.py", after)
+        kept, waiting, undone = sorted(
+            (await task.state()).hunks.values(), key=lambda h: h.base_line
+        )
+        await decide(worker.ws, "t1", kept.id, Decision.ACCEPTED)
+        await decide(worker.ws, "t1", undone.id, Decision.REJECTED, comment="not this")
+        await apply_accepted(worker.ws, "t1", [undone.id])
+        done = await calls.commit(worker.ws, "t1")
+        assert done.hunk_ids == (kept.id,)
+    assert git(root, "show", "HEAD:f.py") == edit(BASE, 3, "three\n")
+    assert (root / "f.py").read_text() == edit(edit(BASE, 3, "three\n"), 15, "fifteen\n")
+    assert "+fifteen" in git(root, "diff") and "three" not in git(root, "diff")
+    assert waiting.id not in done.hunk_ids
