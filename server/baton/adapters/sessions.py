@@ -1,12 +1,13 @@
 """An agent product's session as a Baton worker: which task it works on, and what of the
 developer's feedback it has been told. Product-neutral; each adapter names its product.
 
-A session is a worker (`<product>:<session id>`). The workspace's open task of that
-product is the one a new session continues: the developer starting a session (after a
-crash, a usage limit, `/clear`) means to go on, so it takes the task over at once from
-the previous session of the same product (`take_from`), with a new epoch that fences the
-old one off. Other events never take a task from anyone: they follow the task their
-session holds, or start one when it holds none.
+A session is a worker (`<product>:<session id>`). The workspace's newest open task of
+an agent product — any product's: a task does not belong to a vendor — is the one a new
+session continues: the developer starting a session (after a crash, a usage limit,
+`/clear`, or in another product because the first one stopped) means to go on, so it
+takes the task over at once from the previous session (`take_from`), with a new epoch
+that fences the old one off, and the same log carries on. Other events never take a task
+from anyone: they follow the task their session holds, or start one when it holds none.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from baton.effects import landings
 from baton.store import LeaseHeld, NewOp, TaskClosed
 from baton.workspace.workspace import Workspace
 
+from .daemon.wire import PRODUCTS
+
 LEASE_SECONDS = 15 * 60.0
 """Renewed by every hook; a session idle longer than this loses nothing (its next hook
 claims the task again when nobody else took it)."""
@@ -47,21 +50,29 @@ class Session:
         return f"{self.product}:{self.session_id}"
 
     def owns(self, task_id: str) -> bool:
-        return task_id.startswith(f"{self.product}-")
+        """A task an agent product's session began (its id names the product): any
+        product's session may continue it."""
+        return any(task_id.startswith(f"{product}-") for product in PRODUCTS)
+
+
+def is_session(worker: str | None) -> bool:
+    """Whether a task's holder is an agent product's session (not an API worker)."""
+    return worker is not None and worker.partition(":")[0] in PRODUCTS
 
 
 async def current(ws: Workspace, session: Session, *, take_over: bool = False) -> Task | None:
     """The task this session works on now, claimed (lease renewed), or None.
 
-    `take_over` (a session starting): the product's newest open task, from whichever
-    session of the product holds it. A task another worker holds otherwise stays theirs."""
+    `take_over` (a session starting): the newest open task of an agent product, from
+    whichever product's session holds it. A task another worker holds otherwise stays
+    theirs."""
     worker = Worker(ws, session.worker_id, LEASE_SECONDS)
     infos = [t for t in await ws.store.tasks() if t.status == "open" and session.owns(t.task_id)]
     mine = [t for t in infos if t.worker == session.worker_id]
     candidates = mine or (sorted(infos, key=lambda t: t.created)[-1:] if take_over else [])
     for info in candidates:
         holder = info.worker
-        take_from = holder if take_over and holder and holder.startswith(session.product) else None
+        take_from = holder if take_over and is_session(holder) else None
         try:
             epoch = await ws.store.claim(
                 info.task_id, session.worker_id, LEASE_SECONDS, take_from=take_from
