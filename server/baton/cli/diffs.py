@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,13 +38,17 @@ class Shown:
     placed: Placed
 
 
-async def placed_hunks(ws: Workspace, items: list[tuple[str, HunkState]]) -> list[Shown]:
-    """Each hunk placed in its file as it is on disk now (by file, then by line)."""
+async def _placed(
+    ws: Workspace,
+    items: list[tuple[str, HunkState]],
+    expected: Callable[[str, HunkState], Awaitable[int]],
+) -> list[Placed]:
+    """Each hunk placed in its file as it is on disk now (by file, then by line), looked
+    for from the line `expected` gives."""
     by_path: dict[str, list[tuple[str, HunkState]]] = {}
     for task_id, hunk in items:
         by_path.setdefault(hunk.path, []).append((task_id, hunk))
-    out: list[Shown] = []
-    states: dict[str, TaskState] = {}
+    out: list[Placed] = []
     for path in sorted(by_path):
         try:
             _, data = await asyncio.to_thread(read_current, ws.root, path)
@@ -51,14 +56,26 @@ async def placed_hunks(ws: Workspace, items: list[tuple[str, HunkState]]) -> lis
             data = None
         candidates = []
         for task_id, hunk in by_path[path]:
-            state = states.get(task_id) or await ws.state(task_id)
-            states[task_id] = state
             body = await hunk_body(ws, hunk)
             new = await new_lines_of(ws, hunk, body)
-            candidates.append(Candidate(task_id, hunk, body, new, expected_line(state, hunk)))
+            line = await expected(task_id, hunk)
+            candidates.append(Candidate(task_id, hunk, body, new, line))
         text = (data or b"").decode("utf-8", errors="replace")
-        out += [Shown(x.task_id, x) for x in place(text, candidates)]
+        out += place(text, candidates)
     return out
+
+
+async def placed_hunks(ws: Workspace, items: list[tuple[str, HunkState]]) -> list[Shown]:
+    """Each hunk placed in its file as it is on disk now, from where its task's state
+    expects it (by file, then by line)."""
+    states: dict[str, TaskState] = {}
+
+    async def expected(task_id: str, hunk: HunkState) -> int:
+        state = states.get(task_id) or await ws.state(task_id)
+        states[task_id] = state
+        return expected_line(state, hunk)
+
+    return [Shown(x.task_id, x) for x in await _placed(ws, items, expected)]
 
 
 async def lines_now(ws: Workspace, items: list[tuple[str, HunkState]]) -> dict[str, int]:
@@ -67,23 +84,11 @@ async def lines_now(ws: Workspace, items: list[tuple[str, HunkState]]) -> dict[s
     without folding its tasks, so each hunk is looked for from its base line: the search
     finds it wherever it moved (nearest first), and only a hunk no longer in its file
     stays at its base line."""
-    by_path: dict[str, list[tuple[str, HunkState]]] = {}
-    for task_id, hunk in items:
-        by_path.setdefault(hunk.path, []).append((task_id, hunk))
-    out: dict[str, int] = {}
-    for path in sorted(by_path):
-        try:
-            _, data = await asyncio.to_thread(read_current, ws.root, path)
-        except (OSError, ValueError):
-            data = None
-        candidates = []
-        for task_id, hunk in by_path[path]:
-            body = await hunk_body(ws, hunk)
-            new = await new_lines_of(ws, hunk, body)
-            candidates.append(Candidate(task_id, hunk, body, new, hunk.base_line))
-        text = (data or b"").decode("utf-8", errors="replace")
-        out.update((x.hunk.id, x.line) for x in place(text, candidates))
-    return out
+
+    async def base(_: str, hunk: HunkState) -> int:
+        return hunk.base_line
+
+    return {x.hunk.id: x.line for x in await _placed(ws, items, base)}
 
 
 def render(shown: Shown, status: str, color: bool) -> str:
