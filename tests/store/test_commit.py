@@ -335,3 +335,25 @@ async def test_landed_hunks_awaiting_review_and_undone_ones_stay_out(tmp_path: P
     assert (root / "f.py").read_text() == edit(edit(BASE, 3, "three\n"), 15, "fifteen\n")
     assert "+fifteen" in git(root, "diff") and "three" not in git(root, "diff")
     assert waiting.id not in done.hunk_ids
+
+
+async def test_a_workspace_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:
+    """The workspace is `repo/app`: git names its files `app/…` from the top; the
+    commit and the developer's index both get them right."""
+    top = tmp_path / "repo"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    (top / "README").write_text("top\n")
+    root = top / "app"
+    root.mkdir()
+    (root / "calc.py").write_text(source())
+    (top / ".gitignore").write_text(".baton/\n")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "start")
+    async with await Worker.open(root, worker_id="w") as worker:
+        await kept_and_pending(worker, keep={2}, pend=set())
+        done = await calls.commit(worker.ws, "t1")
+        assert done.outcome == "committed" and done.paths == ("calc.py",)
+    assert git(top, "show", "HEAD:app/calc.py") == source({2: 102})
+    assert git(top, "show", "HEAD:README") == "top\n"
+    assert git(top, "status", "--porcelain") == ""

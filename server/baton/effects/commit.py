@@ -420,11 +420,18 @@ async def _files(ws: Workspace, state: TaskState, kept: list[HunkState]) -> list
     return list(by_path.values())
 
 
+def _toplevel(root: Path) -> Path:
+    """The work tree's top folder: the index's paths are named from there, so `baton
+    commit` stages from there (a workspace may be a subfolder of the repository)."""
+    out = git.output(root, "rev-parse", "--show-toplevel").decode("utf-8", "surrogateescape")
+    return Path(out.strip())
+
+
 def _tree_entry(root: Path, commit: str | None, name: str) -> tuple[str, str] | None:
     """(mode, blob) of `name` in `commit`'s tree; None if it has none."""
     if commit is None:
         return None
-    out = git.output(root, "ls-tree", "-z", commit, "--", name)
+    out = git.output(root, "ls-tree", "--full-tree", "-z", commit, "--", name)
     if not out:
         return None
     mode, _, rest = out.split(b"\0")[0].partition(b" ")
@@ -471,6 +478,7 @@ def _make(
     root = ws.root
     index = _git_dir(root) / f"baton-commit-{commit_id}.index"
     top = git.prefix(root).decode("utf-8", "surrogateescape")
+    toplevel = _toplevel(root)
     try:
         if head is not None:
             git.output(root, "read-tree", head, index=index)
@@ -479,11 +487,11 @@ def _make(
         for p in plan:
             name = f"{top}{p.path}"
             if p.committed is None:
-                git.output(root, "update-index", "--force-remove", "--", name, index=index)
+                git.output(toplevel, "update-index", "--force-remove", "--", name, index=index)
             else:
                 mode = _mode_of(root, head, top, p.path)
                 git.output(
-                    root,
+                    toplevel,
                     "update-index",
                     "--add",
                     "--cacheinfo",
@@ -544,6 +552,7 @@ def _bring_index(root: Path, plan: list[CommitPath]) -> list[str]:
     final state: an entry already there is left, one changed since the plan is left too,
     and said). What could not be done, one line each."""
     top = git.prefix(root).decode("utf-8", "surrogateescape")
+    toplevel = _toplevel(root)
     notes = []
     for p in plan:
         try:
@@ -558,10 +567,10 @@ def _bring_index(root: Path, plan: list[CommitPath]) -> list[str]:
                 continue
             name = f"{top}{p.path}"
             if p.index_after is None:
-                git.output(root, "update-index", "--force-remove", "--", name)
+                git.output(toplevel, "update-index", "--force-remove", "--", name)
             else:
                 git.output(
-                    root,
+                    toplevel,
                     "update-index",
                     "--add",
                     "--cacheinfo",
