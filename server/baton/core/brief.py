@@ -247,8 +247,8 @@ def build_brief(
     )
     if brief.committed:
         taken = state.committed()
-        brief.uncommitted = sum(1 for h in accepted if h.status == HunkStatus.APPLIED) - sum(
-            1 for h in accepted if h.status == HunkStatus.APPLIED and h.id in taken
+        brief.uncommitted = sum(
+            1 for h in accepted if h.status == HunkStatus.APPLIED and h.id not in taken
         )
     brief.next_actions = _next_actions(brief)
     return brief

@@ -166,12 +166,6 @@ def _git_dir(root: Path) -> Path:
     return Path(out.strip())
 
 
-def _common_dir(root: Path) -> Path:
-    out = git.output(root, "rev-parse", "--git-common-dir").decode("utf-8", "surrogateescape")
-    common = Path(out.strip())
-    return common if common.is_absolute() else (root / common).resolve()
-
-
 @contextlib.contextmanager
 def _alone(root: Path) -> Iterator[bool]:
     """Hold this work tree's commit lock (a file in its git folder, flock'ed: the kernel
