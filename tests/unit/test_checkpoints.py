@@ -65,6 +65,14 @@ def test_a_chain_of_deltas_loads_to_the_folded_state(items: list, data: st.DataO
     at = rebuild("t", [op for op in ops if op.lsn <= newest.lsn])
     assert loaded[0] == at and orders(loaded[0]) == orders(at)
     assert loaded[1].lsn == newest.lsn and loaded[1].base == newest.base
+    # The lean load: the same state but its review part, which it never parses.
+    lean = checkpoints.load("t", rows[newest.lsn], rows, lean=True)
+    assert lean is not None and not lean[0].hunks and not lean[0].changes
+    rest = set(checkpoints.REVIEW_FIELDS)
+    assert lean[0].model_dump(exclude=rest) == at.model_dump(exclude=rest)
+    assert {k: v for k, v in orders(lean[0]).items() if k not in rest} == {
+        k: v for k, v in orders(at).items() if k not in rest
+    }
 
 
 def test_a_chain_missing_a_link_or_of_an_older_format_is_not_loaded() -> None:

@@ -9,6 +9,13 @@ plus the chain's deltas in order. A new whole checkpoint starts a chain once the
 deltas add up to half of the last whole one, so a load never reads more than ~1.5 times
 the state.
 
+Every checkpoint is two JSON documents after its header line: the *rest* of the state
+(steps, remarks, files read, effects, landings … and the scalars) and then its *review*
+part (changes and hunks), whose length the header names. A long task's hunks are nearly
+all of its bytes (32k live hunks: 49.5 MB of a chain, ~1 MB the rest), and the brief's
+first page needs none of them but a few the review index holds: so `load(lean=True)`
+parses the rest alone (workspace/lean_brief.py).
+
 Pure: bytes in, states out. Every format carries a header line naming its version; a
 checkpoint in a format this Baton does not write (an older Baton's) is skipped like a
 damaged one, and the state is rebuilt from the log — checkpoints are only a cache.
@@ -38,8 +45,8 @@ from .state import (
     TaskState,
 )
 
-FULL = b"baton-state/2 full\n"
-DELTA = b"baton-state/2 delta "
+FULL = b"baton-state/3 full "
+DELTA = b"baton-state/3 delta "
 HEAD_BYTES = 160
 """Enough of a checkpoint to read its header line: where its chain stands."""
 
@@ -56,6 +63,8 @@ ENTRIES: dict[str, type[Model]] = {
 """The model of each of TaskState's dict fields' values."""
 
 DICT_FIELDS = tuple(ENTRIES)
+REVIEW_FIELDS = ("changes", "hunks")
+"""The dict fields in a checkpoint's review part: what a lean load leaves out."""
 """TaskState's dict fields, each written per touched key."""
 SCALAR_FIELDS = tuple(
     name for name in TaskState.model_fields if name not in (*DICT_FIELDS, "remarks", "unreadable")
@@ -87,6 +96,15 @@ class StateDelta(Model):
     takes them out before putting them back, so every dict keeps the fold's order."""
 
 
+class ReviewPart(Model):
+    """A checkpoint's review part: the hunks and changes (of a delta, those touched since
+    the checkpoint before, with the keys moved)."""
+
+    changes: dict[str, Change | None] = Field(default_factory=dict)
+    hunks: dict[str, HunkState | None] = Field(default_factory=dict)
+    moved: dict[str, list[str]] = Field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class Chain:
     """Where a checkpoint stands in its chain; read from its header line alone."""
@@ -105,19 +123,24 @@ class Chain:
         return self.delta_bytes > self.base_bytes * COMPACT_RATIO
 
 
+def _fields(line: bytes) -> dict[str, int]:
+    """`name=number` pairs of a header line; ValueError if any is not one."""
+    return {k: int(v) for k, v in (item.split("=", 1) for item in line.decode().split())}
+
+
 def chain_of(lsn: int, size: int, head: bytes) -> Chain | None:
     """The chain position of the checkpoint at `lsn` of `size` bytes from its first bytes,
     or None if they do not parse (another format, or damaged: a load will say which)."""
+    if b"\n" not in head:
+        return None
     if head.startswith(FULL):
         return Chain(lsn, lsn, None, size, 0)
-    if not head.startswith(DELTA) or b"\n" not in head:
+    if not head.startswith(DELTA):
         return None
     try:
-        fields = dict(
-            item.split("=", 1) for item in head[len(DELTA) : head.index(b"\n")].decode().split()
-        )
-        prev, base = int(fields["prev"]), int(fields["base"])
-        base_bytes, delta_bytes = int(fields["base_bytes"]), int(fields["delta_bytes"])
+        fields = _fields(head[len(DELTA) : head.index(b"\n")])
+        prev, base = fields["prev"], fields["base"]
+        base_bytes, delta_bytes = fields["base_bytes"], fields["delta_bytes"]
     except (ValueError, KeyError, UnicodeDecodeError):
         return None
     if not base <= prev < lsn:
@@ -125,8 +148,16 @@ def chain_of(lsn: int, size: int, head: bytes) -> Chain | None:
     return Chain(lsn, base, prev, base_bytes, delta_bytes + size)
 
 
+def _join(kind: bytes, header: str, rest: str, review: str) -> bytes:
+    rest_bytes = rest.encode()
+    line = f"{header} rest={len(rest_bytes)}\n".encode()
+    assert len(kind + line) <= HEAD_BYTES
+    return kind + line + rest_bytes + review.encode()
+
+
 def encode_full(state: TaskState) -> bytes:
-    return FULL + state.model_dump_json().encode()
+    review = state.model_dump_json(include=set(REVIEW_FIELDS))
+    return _join(FULL, "", state.model_dump_json(exclude=set(REVIEW_FIELDS)), review)
 
 
 def encode_delta(state: TaskState, prev: Chain) -> bytes:
@@ -138,28 +169,45 @@ def encode_delta(state: TaskState, prev: Chain) -> bytes:
     new = len(state.remarks)
     while new > 0 and state.remarks[new - 1].lsn > after:
         new -= 1
+    moved = {
+        name: [key for key, moved in keys.items() if moved]
+        for name, keys in touched.items()
+        if any(keys.values())
+    }
     delta = StateDelta(
         head=TaskState.model_validate({name: getattr(state, name) for name in SCALAR_FIELDS}),
         remarks_after=after,
         remarks=state.remarks[new:],
         remarks_dropped=dropped,
-        moved={
-            name: [key for key, moved in keys.items() if moved]
-            for name, keys in touched.items()
-            if any(keys.values())
-        },
+        moved={name: keys for name, keys in moved.items() if name not in REVIEW_FIELDS},
+    )
+    review = ReviewPart(
+        moved={name: keys for name, keys in moved.items() if name in REVIEW_FIELDS}
     )
     for name, keys in touched.items():
         values = getattr(state, name)
-        setattr(delta, name, {key: values.get(key) for key in keys})
-    body = delta.model_dump_json().encode()
+        part = review if name in REVIEW_FIELDS else delta
+        setattr(part, name, {key: values.get(key) for key in keys})
     header = (
         f"prev={prev.lsn} base={prev.base} base_bytes={prev.base_bytes} "
-        f"delta_bytes={prev.delta_bytes}\n"
-    ).encode()
-    data = DELTA + header + body
-    assert len(DELTA + header) <= HEAD_BYTES
-    return data
+        f"delta_bytes={prev.delta_bytes}"
+    )
+    rest = delta.model_dump_json(exclude=set(REVIEW_FIELDS))
+    return _join(DELTA, header, rest, review.model_dump_json())
+
+
+def _parts(cp: Stored) -> tuple[bytes, bytes]:
+    """A checkpoint's rest and review parts (Damaged if its header does not say where
+    the one ends)."""
+    data = cp.data
+    try:
+        end = data.index(b"\n")
+        rest = _fields(data[data.rindex(b" ", 0, end) + 1 : end])["rest"]
+    except (ValueError, KeyError, UnicodeDecodeError):
+        raise Damaged(cp.lsn, "has no header line naming its parts") from None
+    if not 0 <= rest <= len(data) - end - 1:
+        raise Damaged(cp.lsn, "names parts longer than itself")
+    return data[end + 1 : end + 1 + rest], data[end + 1 + rest :]
 
 
 def continued(prev: Chain | None, lsn: int, data: bytes) -> Chain:
@@ -192,23 +240,27 @@ class Damaged(Exception):
 
 
 def load(
-    task_id: str, newest: Stored, rows: Mapping[int, Stored]
+    task_id: str, newest: Stored, rows: Mapping[int, Stored], *, lean: bool = False
 ) -> tuple[TaskState, Chain] | None:
     """The state at `newest`, following its chain back through `rows` (by lsn) to a
     whole checkpoint; None if a link is missing or of another format (an older Baton's,
-    a chain whose start was pruned). Damaged if a link's bytes are corrupt."""
+    a chain whose start was pruned). Damaged if a link's bytes are corrupt.
+
+    `lean`: the rest of the state only, its `changes` and `hunks` left empty (their part
+    of each link is not parsed): never a task's state, only what a reader that takes the
+    hunks from the review index needs (workspace/lean_brief.py)."""
     links: list[tuple[Stored, Chain, StateDelta]] = []
     cp = newest
     while _intact(cp) and not cp.data.startswith(FULL):
         chain = chain_of(cp.lsn, len(cp.data), cp.data[:HEAD_BYTES])
         if chain is None or chain.prev is None:
             return None
-        links.append((cp, chain, _delta(cp)))
+        links.append((cp, chain, _delta(cp, lean)))
         prev = rows.get(chain.prev)
         if prev is None:
             return None
         cp = prev
-    state = _full(cp, task_id)
+    state = _full(cp, task_id, lean)
     at = continued(None, cp.lsn, cp.data)
     for link, chain, delta in reversed(links):
         if chain.base != at.base or not _apply(state, delta, link.lsn, task_id):
@@ -227,9 +279,13 @@ def _intact(cp: Stored) -> bool:
     return True
 
 
-def _full(cp: Stored, task_id: str) -> TaskState:
+def _full(cp: Stored, task_id: str, lean: bool = False) -> TaskState:
+    rest, review = _parts(cp)
     try:
-        state = parse_state(cp.data[len(FULL) :])
+        raw = from_json(rest)
+        if not lean and isinstance(raw, dict):
+            raw.update(from_json(review))
+        state = _validated(raw)
     except ValueError as e:  # pydantic's ValidationError among them
         raise Damaged(cp.lsn, f"does not parse: {e}") from None
     if state.lsn != cp.lsn or state.task_id != task_id:
@@ -245,7 +301,10 @@ def parse_state(body: bytes) -> TaskState:
     every value of the document, several times its size (measured on the 100k-op task's
     4.8 MB checkpoint: peak RSS +24.5 MB at once, +13.6 MB this way, for 54 -> 67 ms).
     The same models and the same errors (a ValueError for JSON that does not parse)."""
-    raw = from_json(body)
+    return _validated(from_json(body))
+
+
+def _validated(raw: object) -> TaskState:
     if isinstance(raw, dict):
         for name, model in ENTRIES.items():
             entries = raw.get(name)
@@ -259,11 +318,17 @@ def parse_state(body: bytes) -> TaskState:
     return TaskState.model_validate(raw)
 
 
-def _delta(cp: Stored) -> StateDelta:
+def _delta(cp: Stored, lean: bool = False) -> StateDelta:
+    rest, review = _parts(cp)
     try:
-        return StateDelta.model_validate_json(cp.data[cp.data.index(b"\n") + 1 :])
+        delta = StateDelta.model_validate_json(rest)
+        if not lean:
+            part = ReviewPart.model_validate_json(review)
+            delta.changes, delta.hunks = part.changes, part.hunks
+            delta.moved.update(part.moved)
     except ValidationError as e:
         raise Damaged(cp.lsn, f"does not parse: {e}") from None
+    return delta
 
 
 def _apply(state: TaskState, delta: StateDelta, lsn: int, task_id: str) -> bool:
