@@ -21,9 +21,9 @@ from baton.core.brief import (
     FileBrief,
     HandoffBrief,
     HunkBrief,
-    _next_actions,
     build_brief,
     file_states,
+    next_actions,
 )
 from baton.core.brief_pages import (
     BESIDE_BRIEF,
@@ -77,7 +77,7 @@ def brief(**fields: object) -> HandoffBrief:
     }
     b = HandoffBrief.model_validate(base | fields)
     if "next_actions" not in fields:
-        b.next_actions = _next_actions(b)
+        b.next_actions = next_actions(b)
     return b
 
 
@@ -521,7 +521,7 @@ def crash_note(*paths: str, lsn: int = 50) -> Remark:
 def test_page_1_says_what_a_crash_left_in_its_head_in_whole_sentences() -> None:
     b = decided(3_000)  # In flight is pages away, behind 1,500 comments
     b.remarks.append(crash_note("calc.py"))
-    b.next_actions = _next_actions(b)
+    b.next_actions = next_actions(b)
     assert b.next_actions[0] == (
         "The last session was cut off mid-write. Interrupted write of calc.py: nothing of "
         "it reached the file; write it again if you still mean it."

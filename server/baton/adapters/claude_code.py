@@ -29,7 +29,8 @@ import contextlib
 from types import EllipsisType
 from typing import Any
 
-from baton.api.worker import Task, handoff
+from baton.api import brief_page
+from baton.api.worker import Task
 from baton.core import brief_pages, keys, paths
 from baton.core.brief_pages import BESIDE_BRIEF, CLAUDE_CODE_CONTEXT
 from baton.core.changes import ChangeRefused
@@ -77,7 +78,7 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
             reply.context.append(turns.gaps_text(missed, BESIDE_BRIEF - len(ABOUT) - 4))
         if task is not None:
             state = await task.state()
-            reply.context.append(brief_pages.render(brief_pages.page(await handoff(ws, task.id))))
+            reply.context.append(brief_pages.render(await brief_page.page_one(ws, task.id)))
             await sessions.mark_delivered(task, state.lsn)
         return reply
     task = await sessions.current(ws, session)

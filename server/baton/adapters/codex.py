@@ -34,7 +34,8 @@ from pathlib import Path
 from types import EllipsisType
 from typing import Any
 
-from baton.api.worker import Task, handoff
+from baton.api import brief_page
+from baton.api.worker import Task
 from baton.core import apply_patch, brief_pages, keys, paths
 from baton.core.brief_pages import BESIDE_BRIEF, CODEX_CONTEXT
 from baton.effects import landings, recovery, shell_snapshots
@@ -125,7 +126,7 @@ async def _session_start(ws: Workspace, session: Session, event: HookEvent, repl
         reply.context.append(turns.gaps_text(missed, BESIDE_BRIEF - len(turns.ABOUT) - 4))
     if task is not None:
         state = await task.state()
-        reply.context.append(brief_pages.render(brief_pages.page(await handoff(ws, task.id))))
+        reply.context.append(brief_pages.render(await brief_page.page_one(ws, task.id)))
         await sessions.mark_delivered(task, state.lsn)
         sessions.note_briefed(ws, session, task.epoch)
 

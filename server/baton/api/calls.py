@@ -13,7 +13,6 @@ MCP, because a hook runs on the path of every tool call an agent makes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Literal, TypeVar
@@ -48,6 +47,7 @@ from baton.workspace import review_index
 from baton.workspace.review_index import Reviewed
 from baton.workspace.workspace import Workspace
 
+from . import brief_page
 from .worker import TASK_ID_PATTERN, Proposal, Task, Worker, handoff, refusal, valid_task_id
 
 # --- failures -------------------------------------------------------------------------
@@ -443,7 +443,7 @@ async def resume_page(
     ws: Workspace,
     task_id: str,
     args: ResumeArgs,
-    words: Callable[[HandoffBrief], HandoffBrief] | None = None,
+    words: brief_page.Words | None = None,
     *,
     at: int | None = None,
 ) -> brief_pages.Page:
@@ -451,6 +451,8 @@ async def resume_page(
     it; `words` puts the next actions in a face's own names first. `at`: the brief as it
     was right after that op (`--at LSN`), from the log alone: the files read are listed
     as they were read (whether they changed since is today's brief's to say)."""
+    if at is None and args.cursor is None and (args.page or 1) == 1:
+        return await brief_page.page_one(ws, task_id, words)
     if at is not None:
         brief = build_brief(await ws.state_at(task_id, at), {}, ws.checkout.holds)
     else:

@@ -659,13 +659,18 @@ async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
     state = await ws.state(task_id)
     if overwritten.awaiting(state) and await overwritten.supersede_overwritten(ws, task_id):
         state = await ws.state(task_id)
+    return build_brief(state, files_now(ws, state), ws.checkout.holds)
+
+
+def files_now(ws: Workspace, state: TaskState) -> dict[str, str | None]:
+    """The hash on disk now of each file the task read (None: gone or refused)."""
     current: dict[str, str | None] = {}
     for path in state.files_read:
         try:
             current[path] = content_hash(paths.read_regular(ws.root, paths.resolve(ws.root, path)))
         except paths.PathRefused:
             current[path] = None
-    return build_brief(state, current, ws.checkout.holds)
+    return current
 
 
 def _still_held(state: TaskState, hunk_ids: list[str]) -> tuple[HunkState, ...]:

@@ -15,7 +15,7 @@ Two things a brief must say truly, because a model acts on them without checking
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import Field
@@ -70,6 +70,10 @@ class HunkBrief(Entry):
     decided_lsn: int | None = None
     """The op of its latest decision (None: never decided): where the brief's pages put
     it among the developer's words, newest first."""
+    base_line: int = 0
+    """Its line in the text it was made against (0-based): the brief lists a file's hunks
+    in this order, the review index's (`state.page_key`), so a page can be read from the
+    index without placing every hunk of the file."""
 
 
 class EffectBrief(Entry):
@@ -123,6 +127,7 @@ def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
         conflict=h.conflict,
         landed=h.landed,
         decided_lsn=h.decided_lsn,
+        base_line=h.base_line,
     )
 
 
@@ -203,14 +208,36 @@ def build_brief(
     """`current` maps each read path to its hash on disk now (None: deleted). `here`
     tells this checkout's writes (checkouts.Checkout.holds): a copy of another checkout's
     write that failed here is this worker's to know of too (docs/checkouts.md)."""
-    order = in_review_order(state.hunks.values())
     shifts: dict[str, Shifts] = {}
 
-    def brief_of(h: HunkState) -> HunkBrief:
+    def line_of(h: HunkState) -> int:
         if h.path not in shifts:
             shifts[h.path] = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(h.path))
-        return hunk_brief(h, expected_line(state, h, shifts[h.path]))
+        return expected_line(state, h, shifts[h.path])
 
+    order = in_review_order(state.hunks.values())
+    brief = assemble(state, order, state.hunks, line_of, current, here)
+    brief.next_actions = next_actions(brief)
+    return brief
+
+
+def assemble(
+    state: TaskState,
+    order: Iterable[HunkState],
+    decided: Mapping[str, HunkState],
+    line_of: Callable[[HunkState], int],
+    current: dict[str, str | None],
+    here: Here | None,
+) -> HandoffBrief:
+    """The brief of `state` whose hunk lists hold `order` (every hunk, or the decided
+    ones and the first pending ones of a page read from the review index), each placed
+    by `line_of`; `decided` holds every decided hunk by id (whether a failed write is
+    still wanted). Its next actions are left for the caller (`next_actions`)."""
+
+    def brief_of(h: HunkState) -> HunkBrief:
+        return hunk_brief(h, line_of(h))
+
+    order = list(order)
     accepted = [brief_of(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)]
     pending = [brief_of(h) for h in order if h.status == HunkStatus.PENDING]
     rejected = [brief_of(h) for h in order if h.status in (HunkStatus.REJECTED, HunkStatus.UNDONE)]
@@ -218,7 +245,7 @@ def build_brief(
         EffectBrief(id=e.id, path=e.path, status=e.status, outcome=e.outcome)
         for e in state.effects.values()
         if e.status != "done"
-        and not _over(state, e)
+        and not _over(decided, e)
         and (e.kind == "apply" or (e.kind == "copy" and here is not None and here(e.checkout)))
     ]
     brief = HandoffBrief(
@@ -250,17 +277,16 @@ def build_brief(
         brief.uncommitted = sum(
             1 for h in accepted if h.status == HunkStatus.APPLIED and h.id not in taken
         )
-    brief.next_actions = _next_actions(brief)
     return brief
 
 
-def _over(state: TaskState, effect: EffectState) -> bool:
+def _over(decided: Mapping[str, HunkState], effect: EffectState) -> bool:
     """A failed write whose hunks no longer ask for one: the decision it was for was
     withdrawn or changed since (the developer took their undo back with Ctrl+Z, or
     un-accepted after a conflict), so there is nothing in flight to tell the agent of."""
     if effect.status != "failed" or effect.kind != "apply":
         return False
-    hunks = [state.hunks.get(h) for h in effect.hunk_ids]
+    hunks = [decided.get(h) for h in effect.hunk_ids]  # a hunk that wants a write is decided
     return all(h is None or not h.wants_write for h in hunks)
 
 
@@ -302,7 +328,12 @@ def _named(names: Sequence[str], more: str) -> str:
     return shown
 
 
-def _next_actions(b: HandoffBrief) -> list[str]:
+def next_actions(b: HandoffBrief, pending: tuple[int, int] | None = None) -> list[str]:
+    """`pending`: how many hunks await review and how many of them landed, when `b.pending`
+    does not hold them all (a page read from the review index)."""
+    if pending is None:
+        pending = (len(b.pending), sum(1 for h in b.pending if h.landed))
+    waiting, landed = pending
     todo: list[str] = []
     if b.unreadable:
         todo.append(
@@ -327,16 +358,13 @@ def _next_actions(b: HandoffBrief) -> list[str]:
     changed = [f.path for f in b.files_read if f.state in STALE]
     if changed:
         todo.append(f"Re-read before relying on them: {_named(changed, 'see In flight')}.")
-    landed = [h for h in b.pending if h.landed]
     if landed:
         todo.append(
-            f"{len(landed)} change(s) you wrote await the developer's review: they are in "
+            f"{landed} change(s) you wrote await the developer's review: they are in "
             "the files; build on them, do not write them again nor revert them."
         )
-    if len(b.pending) > len(landed):
-        todo.append(
-            f"Wait for review of {len(b.pending) - len(landed)} pending hunk(s); do not ask again."
-        )
+    if waiting > landed:
+        todo.append(f"Wait for review of {waiting - landed} pending hunk(s); do not ask again.")
     if any(h.status == HunkStatus.UNDONE or h.landed for h in b.rejected):
         todo.append(
             "The developer undid some of your changes (see The developer said): do not "

@@ -192,8 +192,8 @@ class Page:
             if si < self.more.section:
                 continue
             start = section.start(self.more.key) if si == self.more.section else 0
-            if len(section.entries) > start:
-                out.append((section.more, len(section.entries) - start))
+            if section.size() > start:
+                out.append((section.more, section.size() - start))
         return out
 
 
@@ -207,7 +207,15 @@ class Counts:
     kept_files: int
 
 
-def counts(b: HandoffBrief, sections: Sequence[Section]) -> Counts:
+TOP_FILES = 5
+"""Files named with their count of hunks awaiting review."""
+
+
+def counts(
+    b: HandoffBrief, sections: Sequence[Section], pending_files: dict[str, int] | None = None
+) -> Counts:
+    """`pending_files`: the hunks awaiting review per file, when `b.pending` does not hold
+    them all (a page read from the review index)."""
     to_apply = 0
     kept_files = set()
     for h in b.accepted:
@@ -215,11 +223,11 @@ def counts(b: HandoffBrief, sections: Sequence[Section]) -> Counts:
             to_apply += 1
         else:
             kept_files.add(h.path)
-    per_file = Counter(h.path for h in b.pending)
+    per_file = Counter(h.path for h in b.pending) if pending_files is None else pending_files
     open_steps = sum(s.status != StepStatus.DONE for s in b.steps)
     totals = {
         "said": len(sections[SAID].entries),
-        "pending": len(b.pending),
+        "pending": sum(per_file.values()),
         "pending_files": len(per_file),
         "accepted": len(b.accepted),
         "to_apply": to_apply,
@@ -232,7 +240,8 @@ def counts(b: HandoffBrief, sections: Sequence[Section]) -> Counts:
         "effects": len(b.effects),
         "unreadable": len(b.unreadable),
     }
-    return Counts(totals, per_file.most_common(5), len(kept_files))
+    top = sorted(per_file.items(), key=lambda item: (-item[1], item[0]))[:TOP_FILES]
+    return Counts(totals, top, len(kept_files))
 
 
 def clip_bytes(text: str, size: int) -> str:
@@ -346,14 +355,19 @@ def later_budget(b: HandoffBrief, number: int) -> int:
     return PAGE_BYTES - _text_size(page_header(b, number)) - footer_reserve(b)
 
 
-def page(b: HandoffBrief, number: int = 1, cursor: str | None = None) -> Page:
+def page(
+    b: HandoffBrief,
+    number: int = 1,
+    cursor: str | None = None,
+    prepared: tuple[list[Section], Counts] | None = None,
+) -> Page:
     """Page `number` of the brief, counted from the start; or, with `cursor`, the page
     that starts where the cursor says. InvalidInput (one line) for a page the brief does
-    not have or a cursor it did not give."""
+    not have or a cursor it did not give. `prepared`: the brief's sections and counts,
+    when `b` does not hold all its entries (page 1 read from the review index)."""
     if cursor is None and (isinstance(number, bool) or not 1 <= number <= MAX_PAGE):
         raise InvalidInput(f"page {number}: pages are numbered from 1")
-    sections = sections_of(b)
-    c = counts(b, sections)
+    sections, c = prepared if prepared is not None else _prepared(b)
     if cursor is not None:
         number, after = decode_cursor(cursor)
         try:
@@ -369,6 +383,11 @@ def page(b: HandoffBrief, number: int = 1, cursor: str | None = None) -> Page:
                 f"page {number}: the brief of task {b.task_id} has {p.number} page(s)"
             )
     raise AssertionError("unreachable: the walk ends on its last page")
+
+
+def _prepared(b: HandoffBrief) -> tuple[list[Section], Counts]:
+    sections = sections_of(b)
+    return sections, counts(b, sections)
 
 
 def _walk(b: HandoffBrief, sections: list[Section], c: Counts) -> Iterator[Page]:

@@ -53,6 +53,12 @@ class Section:
     text: Callable[[Any], str]
     listed: Callable[[Any], Listed]
     group: Callable[[Any], str | None]
+    total: int | None = None
+    """How many entries the section has, when `entries` holds only its first ones (a page
+    read from the review index: never more than the page can show)."""
+
+    def size(self) -> int:
+        return len(self.entries) if self.total is None else self.total
 
     def start(self, key: Key) -> int:
         """The index of the first entry whose key is not below `key`."""
@@ -151,7 +157,7 @@ def ref(h: HunkBrief) -> str:
 
 
 def _hunk_key(h: HunkBrief) -> Key:
-    return (h.path, h.line, h.id)
+    return (h.path, h.base_line, h.id)
 
 
 def _said_key(x: HunkBrief | Remark) -> Key:

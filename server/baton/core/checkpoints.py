@@ -181,9 +181,7 @@ def encode_delta(state: TaskState, prev: Chain) -> bytes:
         remarks_dropped=dropped,
         moved={name: keys for name, keys in moved.items() if name not in REVIEW_FIELDS},
     )
-    review = ReviewPart(
-        moved={name: keys for name, keys in moved.items() if name in REVIEW_FIELDS}
-    )
+    review = ReviewPart(moved={name: keys for name, keys in moved.items() if name in REVIEW_FIELDS})
     for name, keys in touched.items():
         values = getattr(state, name)
         part = review if name in REVIEW_FIELDS else delta

@@ -289,6 +289,13 @@ class Store(Health, Protocol):
         (None: any); and how many more match after them. One snapshot for both."""
         ...
 
+    async def review_files(
+        self, task_id: str, keys: frozenset[TallyKey] | None = None
+    ) -> dict[str, int]:
+        """How many indexed hunks of the task with one of `keys` (None: any) each file
+        has, for the files that have any."""
+        ...
+
     async def delete_review(self) -> int:
         """Drop every task's index (a cache: readers fold and write it anew)."""
         ...

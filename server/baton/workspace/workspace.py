@@ -26,7 +26,14 @@ from baton.core.checkpoints import Damaged
 from baton.core.fold import apply_or_note
 from baton.core.hashing import digest
 from baton.core.ops import Op, StepSet, StepStatus
-from baton.core.review_index import MOVES_REVIEW, WriteTally, index_write, whole_write, writes_of
+from baton.core.review_index import (
+    MOVES_NOTHING,
+    MOVES_REVIEW,
+    WriteTally,
+    index_write,
+    whole_write,
+    writes_of,
+)
 from baton.core.state import TaskState
 from baton.faults import crash_point
 from baton.store import (
@@ -314,6 +321,42 @@ class Workspace:
                     return loaded[0], len(damaged)
             before = first
         return None, len(damaged)
+
+    async def rest_of(self, task_id: str) -> TaskState | None:
+        """The task's state now but for its hunks and changes (left empty): its newest
+        checkpoint read without their part (checkpoints.load(lean=True)) and the ops after
+        it. None when that cannot be exact: no checkpoint loads, an op after it moves the
+        review (its fold needs the hunks: a decision adds its comment only if it applies
+        to the hunk as it stood), or an op cannot be read. Never cached: not the task's
+        state, only what a reader that takes the hunks from the review index needs."""
+        head = await self.store.checkpoint_head(task_id)
+        chain = checkpoints.chain_of(head.lsn, head.size, head.head) if head else None
+        if head is None or chain is None:
+            return None
+        rows = {
+            r.lsn: r for r in await self.store.checkpoints_between(task_id, chain.base, head.lsn)
+        }
+        try:
+            loaded = (
+                checkpoints.load(task_id, rows[head.lsn], rows, lean=True)
+                if head.lsn in rows
+                else None
+            )
+        except Damaged:
+            return None
+        if loaded is None:
+            return None
+        state = loaded[0]
+        while True:
+            ops = await self.store.ops_after(state.lsn, task_id, first=REPLAY_PAGE)
+            if any(op.kind not in MOVES_NOTHING for op in ops):
+                return None
+            for op in ops:
+                apply_or_note(state, op)
+            if state.unreadable:
+                return None
+            if len(ops) < REPLAY_PAGE:
+                return state
 
     async def checkpoint(self, task_id: str) -> None:
         await self._save(await self.state(task_id))

@@ -147,6 +147,16 @@ async def page(
     return [str(r[0]) for r in rows], int(row[0]) if row is not None else 0
 
 
+async def files(
+    conn: Conn, ws: str, task_id: str, keys: frozenset[TallyKey] | None
+) -> dict[str, int]:
+    where, params = _where(ws, task_id, None, keys, None)
+    cur = await conn.execute(
+        f"SELECT path, count(*) FROM baton.review_hunks WHERE {where} GROUP BY path", params
+    )
+    return {str(path): int(n) for path, n in await cur.fetchall()}
+
+
 async def drop(conn: Conn, ws: str, task_id: str | None = None) -> int:
     """Forget the index of one task (its log changed under it: `baton repair`), or of all."""
     only = "" if task_id is None else " AND task_id = %(task)s"

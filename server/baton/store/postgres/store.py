@@ -553,6 +553,11 @@ class PostgresStore:
             lambda c: pg_review.page(c, self.workspace, task_id, after, limit, keys, path)
         )
 
+    async def review_files(
+        self, task_id: str, keys: frozenset[TallyKey] | None = None
+    ) -> dict[str, int]:
+        return await self._transaction(lambda c: pg_review.files(c, self.workspace, task_id, keys))
+
     async def delete_review(self) -> int:
         return await self._transaction(lambda c: pg_review.drop(c, self.workspace))
 

@@ -119,6 +119,14 @@ def page(
     return [str(r[0]) for r in rows], int(more)
 
 
+def files(db: Db, task_id: str, keys: frozenset[TallyKey] | None) -> dict[str, int]:
+    where, args = _where(task_id, None, keys, None)
+    rows = db.execute(
+        f"SELECT path, count(*) FROM review_hunks WHERE {where} GROUP BY path", args
+    ).fetchall()
+    return {str(path): int(n) for path, n in rows}
+
+
 def drop(db: Db, task_id: str | None = None) -> int:
     """Forget the index of one task (its log changed under it: `baton repair`), or of all."""
     if task_id is None:

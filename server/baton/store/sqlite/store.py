@@ -575,6 +575,11 @@ class SqliteStore:
     ) -> tuple[list[str], int]:
         return await self._run(review_index.page, task_id, after, limit, keys, path)
 
+    async def review_files(
+        self, task_id: str, keys: frozenset[TallyKey] | None = None
+    ) -> dict[str, int]:
+        return await self._run(review_index.files, task_id, keys)
+
     async def delete_review(self) -> int:
         return await self._run(transaction, review_index.drop)
 
