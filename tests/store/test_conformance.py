@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.core.checkpoints import HEAD_BYTES
+from baton.core.checkpoints import DELTA, FULL, HEAD_BYTES
 from baton.core.fold import rebuild
 from baton.core.hashing import digest
 from baton.core.limits import InvalidInput
@@ -492,17 +492,31 @@ async def test_checkpoints_are_found_by_lsn(store: Store) -> None:
 
 async def test_a_checkpoint_is_written_once_and_prunes_only_its_own_task(store: Store) -> None:
     """A checkpoint at an lsn is the state there: writing it again (two coroutines saving
-    the same state) keeps the first; `keep_from` drops the task's older ones, below it."""
+    the same state) keeps the first, unless the first is in another format (an older
+    Baton's, which this one cannot load); `keep_from` drops the task's older ones, below it."""
+
+    def state(text: str) -> bytes:
+        return FULL + text.encode()
+
     for lsn in (5, 10, 15):
-        await store.write_checkpoint(checkpoint("t", lsn, f"state at {lsn}".encode()))
-    await store.write_checkpoint(checkpoint("u", 1, b"u's"))
-    await store.write_checkpoint(checkpoint("t", 10, b"written again"))
-    assert await store.checkpoint_before("t", 11) == checkpoint("t", 10, b"state at 10")
-    await store.write_checkpoint(checkpoint("t", 20, b"state at 20"), keep_from=10)
-    assert [cp.lsn for cp in await store.checkpoints_between("t", 0, 100)] == [10, 15, 20]
-    await store.write_checkpoint(checkpoint("t", 25, b"state at 25"), keep_from=25)
-    assert await store.checkpoints_between("t", 0, 100) == [checkpoint("t", 25, b"state at 25")]
-    assert await store.checkpoints_between("u", 0, 100) == [checkpoint("u", 1, b"u's")]
+        await store.write_checkpoint(checkpoint("t", lsn, state(f"at {lsn}")))
+    await store.write_checkpoint(checkpoint("u", 1, state("u's")))
+    await store.write_checkpoint(checkpoint("t", 10, state("written again")))
+    await store.write_checkpoint(checkpoint("t", 10, DELTA + b"written again, as a delta"))
+    assert await store.checkpoint_before("t", 11) == checkpoint("t", 10, state("at 10"))
+    older = b"baton-state/2 full\n{}"
+    await store.write_checkpoint(checkpoint("t", 18, older))
+    await store.write_checkpoint(checkpoint("t", 18, state("at 18, this Baton's")))
+    assert await store.checkpoint_before("t", 19) == checkpoint(
+        "t", 18, state("at 18, this Baton's")
+    )
+    head = await store.checkpoint_head("t")
+    assert head is not None and head.head == state("at 18, this Baton's")
+    await store.write_checkpoint(checkpoint("t", 20, state("at 20")), keep_from=10)
+    assert [cp.lsn for cp in await store.checkpoints_between("t", 0, 100)] == [10, 15, 18, 20]
+    await store.write_checkpoint(checkpoint("t", 25, state("at 25")), keep_from=25)
+    assert await store.checkpoints_between("t", 0, 100) == [checkpoint("t", 25, state("at 25"))]
+    assert await store.checkpoints_between("u", 0, 100) == [checkpoint("u", 1, state("u's"))]
     assert await store.delete_checkpoints() == 2
     assert await store.checkpoint_head("t") is None and await store.checkpoint_before("u") is None
 

@@ -47,6 +47,10 @@ from .state import (
 
 FULL = b"baton-state/3 full "
 DELTA = b"baton-state/3 delta "
+FORMAT_BYTES = len(FULL) - len("full ")
+"""A checkpoint's first bytes name its format (`baton-state/3 `): a store replaces a row
+at the same lsn whose format differs (an older Baton's, which this one cannot load, at
+the lsn where the log ends: left there, every reader would replay the whole log)."""
 HEAD_BYTES = 160
 """Enough of a checkpoint to read its header line: where its chain stands."""
 

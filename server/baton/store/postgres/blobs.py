@@ -23,7 +23,7 @@ import re
 import zlib
 from typing import TYPE_CHECKING
 
-from baton.core.checkpoints import HEAD_BYTES
+from baton.core.checkpoints import FORMAT_BYTES, HEAD_BYTES
 from baton.core.hashing import digest
 from baton.store.base import StoredCheckpoint
 
@@ -83,8 +83,12 @@ def checkpoint_columns(data: bytes) -> tuple[bytes, bool, int, bytes]:
 
 CHECKPOINT_INSERT = (
     "INSERT INTO baton.checkpoints(ws, task_id, lsn, checksum, data, zlib, size, head) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ws, task_id, lsn) DO UPDATE SET "
+    "checksum = EXCLUDED.checksum, data = EXCLUDED.data, zlib = EXCLUDED.zlib, "
+    f"size = EXCLUDED.size, head = EXCLUDED.head WHERE substr(baton.checkpoints.head, 1, "
+    f"{FORMAT_BYTES}) IS DISTINCT FROM substr(EXCLUDED.head, 1, {FORMAT_BYTES})"
 )
+"""A row at the same lsn is left, unless it is in another format (checkpoints.FORMAT_BYTES)."""
 
 
 def checkpoint_row(ws: str, checkpoint: StoredCheckpoint) -> tuple[object, ...]:

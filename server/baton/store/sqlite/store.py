@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from baton.core import keys
-from baton.core.checkpoints import HEAD_BYTES
+from baton.core.checkpoints import FORMAT_BYTES, HEAD_BYTES
 from baton.core.hashing import digest
 from baton.core.limits import MAX_TTL, InvalidInput, lease_seconds
 from baton.core.ops import Op, OpKind, TaskClaimed, TaskCreated, TaskFinished, TaskReleased
@@ -539,8 +539,11 @@ class SqliteStore:
     ) -> None:
         def body(db: Db) -> None:
             db.execute(
-                "INSERT OR IGNORE INTO checkpoints(task_id, lsn, data, checksum) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT INTO checkpoints(task_id, lsn, data, checksum) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(task_id, lsn) DO UPDATE SET data = excluded.data, "
+                "checksum = excluded.checksum "
+                f"WHERE substr(checkpoints.data, 1, {FORMAT_BYTES}) "
+                f"<> substr(excluded.data, 1, {FORMAT_BYTES})",
                 (checkpoint.task_id, checkpoint.lsn, checkpoint.data, checkpoint.checksum),
             )
             if keep_from is not None:
