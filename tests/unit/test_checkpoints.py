@@ -5,6 +5,7 @@ interleave (invariant 1 of DESIGN.md, for chains)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,25 @@ def save(state: TaskState, rows: dict[int, Stored], newest: Chain | None, whole:
     return checkpoints.continued(newest, state.lsn, data)
 
 
+def rest_only(cp: Stored) -> Stored:
+    """The checkpoint as a store reads it for a lean load: its first bytes, to `rest_end`."""
+    end = checkpoints.rest_end(cp.data[: checkpoints.HEAD_BYTES])
+    assert end is not None
+    return StoredCheckpoint("t", cp.lsn, cp.data[:end], cp.checksum)
+
+
+def test_a_lean_load_checks_the_rest_part_it_reads() -> None:
+    """It cannot check the whole checkpoint's checksum (it read the rest part alone), so
+    the header's sum of that part catches a changed byte."""
+    state = rebuild("t", make_log([]))
+    data = checkpoints.encode_full(state)
+    row = rest_only(StoredCheckpoint("t", state.lsn, data, digest(data)))
+    assert checkpoints.load("t", row, {state.lsn: row}, lean=True) is not None
+    bad = StoredCheckpoint("t", row.lsn, row.data.replace(b'"t"', b'"u"'), row.checksum)
+    with pytest.raises(checkpoints.Damaged, match="rest part"):
+        checkpoints.load("t", bad, {state.lsn: bad}, lean=True)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(payloads, min_size=10, max_size=60), st.data())
 def test_a_chain_of_deltas_loads_to_the_folded_state(items: list, data: st.DataObject) -> None:
@@ -65,8 +85,10 @@ def test_a_chain_of_deltas_loads_to_the_folded_state(items: list, data: st.DataO
     at = rebuild("t", [op for op in ops if op.lsn <= newest.lsn])
     assert loaded[0] == at and orders(loaded[0]) == orders(at)
     assert loaded[1].lsn == newest.lsn and loaded[1].base == newest.base
-    # The lean load: the same state but its review part, which it never parses.
-    lean = checkpoints.load("t", rows[newest.lsn], rows, lean=True)
+    # The lean load: the same state but its review part, which it never parses, nor
+    # needs to have been read (a store reads each checkpoint up to `rest_end`).
+    rests = {lsn: rest_only(cp) for lsn, cp in rows.items()}
+    lean = checkpoints.load("t", rests[newest.lsn], rests, lean=True)
     assert lean is not None and not lean[0].hunks and not lean[0].changes
     rest = set(checkpoints.REVIEW_FIELDS)
     assert lean[0].model_dump(exclude=rest) == at.model_dump(exclude=rest)

@@ -114,13 +114,15 @@ def test_parsed_entry_by_entry_is_what_pydantic_parses_at_once() -> None:
     ],
 )
 def test_a_checkpoint_that_does_not_parse_is_damaged(body: bytes) -> None:
-    data = checkpoints.FULL + f"rest={len(body)}\n".encode() + body + b"{}"
+    data = checkpoints.FULL + f"rest={len(body)} sum={digest(body)[:32]}\n".encode() + body + b"{}"
     row = StoredCheckpoint("t", 0, data, digest(data))
     with pytest.raises(checkpoints.Damaged, match="does not parse"):
         checkpoints.load("t", row, {0: row})
 
 
-@pytest.mark.parametrize("header", [b"\n", b"rest=x\n", b"rest=999\n", b"parts=2\n"])
+@pytest.mark.parametrize(
+    "header", [b"\n", b"rest=x sum=0\n", b"rest=999 sum=0\n", b"parts=2\n", b"rest=16\n"]
+)
 def test_a_checkpoint_whose_header_does_not_say_where_its_parts_are_is_damaged(
     header: bytes,
 ) -> None:

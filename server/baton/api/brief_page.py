@@ -135,7 +135,7 @@ async def _rows(
     ws: Workspace, task_id: str, keys: frozenset[TallyKey], summary: ReviewSummary
 ) -> list[HunkState]:
     """Every indexed hunk of the task with one of `keys`."""
-    datas, _ = await ws.store.review_page(task_id, None, summary.count(keys) + 1, keys)
+    datas, _ = await ws.store.review_page(task_id, None, summary.count(keys) + 1, keys, count=False)
     return [hunk_of(d) for d in datas]
 
 
@@ -146,7 +146,7 @@ async def _first_pending(ws: Workspace, task_id: str) -> list[HunkState]:
     room = brief_pages.FIRST_PAGE_BYTES
     while True:
         after = (out[-1].path, out[-1].base_line, out[-1].id) if out else None
-        datas, more = await ws.store.review_page(task_id, after, ROWS, PENDING)
+        datas, more = await ws.store.review_page(task_id, after, ROWS, PENDING, count=False)
         for h in (hunk_of(d) for d in datas):
             out.append(h)
             room -= _least_cost(h)

@@ -127,9 +127,9 @@ class Chain:
         return self.delta_bytes > self.base_bytes * COMPACT_RATIO
 
 
-def _fields(line: bytes) -> dict[str, int]:
-    """`name=number` pairs of a header line; ValueError if any is not one."""
-    return {k: int(v) for k, v in (item.split("=", 1) for item in line.decode().split())}
+def _fields(line: bytes) -> dict[str, str]:
+    """The `name=value` pairs of a header line; ValueError if a word is not one."""
+    return dict(item.split("=", 1) for item in line.decode().split())
 
 
 def chain_of(lsn: int, size: int, head: bytes) -> Chain | None:
@@ -143,8 +143,8 @@ def chain_of(lsn: int, size: int, head: bytes) -> Chain | None:
         return None
     try:
         fields = _fields(head[len(DELTA) : head.index(b"\n")])
-        prev, base = fields["prev"], fields["base"]
-        base_bytes, delta_bytes = fields["base_bytes"], fields["delta_bytes"]
+        prev, base = int(fields["prev"]), int(fields["base"])
+        base_bytes, delta_bytes = int(fields["base_bytes"]), int(fields["delta_bytes"])
     except (ValueError, KeyError, UnicodeDecodeError):
         return None
     if not base <= prev < lsn:
@@ -152,11 +152,35 @@ def chain_of(lsn: int, size: int, head: bytes) -> Chain | None:
     return Chain(lsn, base, prev, base_bytes, delta_bytes + size)
 
 
+REST_SUM = 32
+"""Hex digits of the rest part's SHA-256 in the header (`sum=`): a lean load reads the
+rest alone (`rest_end`), so it checks that part, not the whole checkpoint's checksum."""
+
+
 def _join(kind: bytes, header: str, rest: str, review: str) -> bytes:
     rest_bytes = rest.encode()
-    line = f"{header} rest={len(rest_bytes)}\n".encode()
+    line = f"{header} rest={len(rest_bytes)} sum={digest(rest_bytes)[:REST_SUM]}\n".encode()
     assert len(kind + line) <= HEAD_BYTES
     return kind + line + rest_bytes + review.encode()
+
+
+def _split_head(data: bytes) -> tuple[int, int, str] | None:
+    """Where a checkpoint's header line ends, how long its rest part is and the rest's
+    sum, from its first bytes (None: they do not say)."""
+    try:
+        end = data.index(b"\n")
+        fields = _fields(b" ".join(w for w in data[:end].split() if b"=" in w))
+        return end, int(fields["rest"]), fields["sum"]
+    except (ValueError, KeyError, UnicodeDecodeError):
+        return None
+
+
+def rest_end(head: bytes) -> int | None:
+    """How many first bytes of a checkpoint hold its header and rest part, from its
+    first HEAD_BYTES (None: another format, or damaged): what a store reads for a lean
+    load."""
+    split = _split_head(head)
+    return None if split is None or split[1] < 0 else split[0] + 1 + split[1]
 
 
 def encode_full(state: TaskState) -> bytes:
@@ -198,18 +222,21 @@ def encode_delta(state: TaskState, prev: Chain) -> bytes:
     return _join(DELTA, header, rest, review.model_dump_json())
 
 
-def _parts(cp: Stored) -> tuple[bytes, bytes]:
+def _parts(cp: Stored, lean: bool = False) -> tuple[bytes, bytes]:
     """A checkpoint's rest and review parts (Damaged if its header does not say where
-    the one ends)."""
+    the one ends). `lean`: `cp.data` may end with the rest part (a store read no more:
+    `rest_end`), whose own sum is checked instead of the checkpoint's checksum."""
     data = cp.data
-    try:
-        end = data.index(b"\n")
-        rest = _fields(data[data.rindex(b" ", 0, end) + 1 : end])["rest"]
-    except (ValueError, KeyError, UnicodeDecodeError):
-        raise Damaged(cp.lsn, "has no header line naming its parts") from None
+    split = _split_head(data)
+    if split is None:
+        raise Damaged(cp.lsn, "has no header line naming its parts")
+    end, rest, rest_sum = split
     if not 0 <= rest <= len(data) - end - 1:
         raise Damaged(cp.lsn, "names parts longer than itself")
-    return data[end + 1 : end + 1 + rest], data[end + 1 + rest :]
+    part = data[end + 1 : end + 1 + rest]
+    if lean and digest(part)[:REST_SUM] != rest_sum:
+        raise Damaged(cp.lsn, "fails its rest part's sum")
+    return part, data[end + 1 + rest :]
 
 
 def continued(prev: Chain | None, lsn: int, data: bytes) -> Chain:
@@ -253,7 +280,7 @@ def load(
     hunks from the review index needs (workspace/lean_brief.py)."""
     links: list[tuple[Stored, Chain, StateDelta]] = []
     cp = newest
-    while _intact(cp) and not cp.data.startswith(FULL):
+    while _intact(cp, lean) and not cp.data.startswith(FULL):
         chain = chain_of(cp.lsn, len(cp.data), cp.data[:HEAD_BYTES])
         if chain is None or chain.prev is None:
             return None
@@ -273,16 +300,16 @@ def load(
     return state, at
 
 
-def _intact(cp: Stored) -> bool:
+def _intact(cp: Stored, lean: bool = False) -> bool:
     """Its bytes are those written (checked before their format: damage is reported, an
-    older Baton's format is not)."""
-    if digest(cp.data) != cp.checksum:
+    older Baton's format is not). A lean load checks the rest part's own sum (`_parts`)."""
+    if not lean and digest(cp.data) != cp.checksum:
         raise Damaged(cp.lsn, "fails its checksum")
     return True
 
 
 def _full(cp: Stored, task_id: str, lean: bool = False) -> TaskState:
-    rest, review = _parts(cp)
+    rest, review = _parts(cp, lean)
     try:
         raw = from_json(rest)
         if not lean and isinstance(raw, dict):
@@ -321,7 +348,7 @@ def _validated(raw: object) -> TaskState:
 
 
 def _delta(cp: Stored, lean: bool = False) -> StateDelta:
-    rest, review = _parts(cp)
+    rest, review = _parts(cp, lean)
     try:
         delta = StateDelta.model_validate_json(rest)
         if not lean:

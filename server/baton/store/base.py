@@ -251,9 +251,11 @@ class Store(Health, Protocol):
         ...
 
     async def checkpoints_between(
-        self, task_id: str, first: int, last: int
+        self, task_id: str, first: int, last: int, *, rest_only: bool = False
     ) -> list[StoredCheckpoint]:
-        """The task's checkpoints with `first` <= lsn <= `last`, in order: one chain."""
+        """The task's checkpoints with `first` <= lsn <= `last`, in order: one chain.
+        `rest_only`: a store may read each only up to `checkpoints.rest_end` (for a lean
+        load: SQLite does, reading part of each blob; PostgreSQL reads them whole)."""
         ...
 
     async def write_checkpoint(
@@ -283,10 +285,13 @@ class Store(Health, Protocol):
         limit: int,
         keys: frozenset[TallyKey] | None = None,
         path: str | None = None,
+        *,
+        count: bool = True,
     ) -> tuple[list[str], int]:
         """The indexed hunks (their JSON) of the task past `after` in page order
         (`state.page_key`), up to `limit`, with one of `keys` (None: any) and on `path`
-        (None: any); and how many more match after them. One snapshot for both."""
+        (None: any); and how many more match after them (without `count`: 1 if any more
+        does, found by reading one more row, not by counting them all). One snapshot."""
         ...
 
     async def review_files(

@@ -334,7 +334,10 @@ class Workspace:
         if head is None or chain is None:
             return None
         rows = {
-            r.lsn: r for r in await self.store.checkpoints_between(task_id, chain.base, head.lsn)
+            r.lsn: r
+            for r in await self.store.checkpoints_between(
+                task_id, chain.base, head.lsn, rest_only=True
+            )
         }
         try:
             loaded = (

@@ -129,6 +129,7 @@ async def page(
     limit: int,
     keys: frozenset[TallyKey] | None,
     path: str | None,
+    count: bool = True,
 ) -> tuple[list[str], int]:
     """In the caller's transaction, made REPEATABLE READ here: the page and its count
     from one snapshot (READ COMMITTED takes one per statement)."""
@@ -137,9 +138,11 @@ async def page(
     cur = await conn.execute(
         f"SELECT data, path, base_line, hunk_id FROM baton.review_hunks WHERE {where} "
         "ORDER BY path, base_line, hunk_id LIMIT %(limit)s",
-        params | {"limit": limit},
+        params | {"limit": limit if count else limit + 1},
     )
     rows = await cur.fetchall()
+    if not count:
+        return [str(r[0]) for r in rows[:limit]], max(len(rows) - limit, 0)
     last = (str(rows[-1][1]), int(rows[-1][2]), str(rows[-1][3])) if rows else after
     where, params = _where(ws, task_id, last, keys, path)
     cur = await conn.execute(f"SELECT count(*) FROM baton.review_hunks WHERE {where}", params)

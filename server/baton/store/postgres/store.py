@@ -518,7 +518,7 @@ class PostgresStore:
         return await self._read(lambda c: pg_checkpoints.head(c, self.workspace, task_id, before))
 
     async def checkpoints_between(
-        self, task_id: str, first: int, last: int
+        self, task_id: str, first: int, last: int, *, rest_only: bool = False
     ) -> list[StoredCheckpoint]:
         return await self._read(
             lambda c: pg_checkpoints.between(c, self.workspace, task_id, first, last)
@@ -548,9 +548,11 @@ class PostgresStore:
         limit: int,
         keys: frozenset[TallyKey] | None = None,
         path: str | None = None,
+        *,
+        count: bool = True,
     ) -> tuple[list[str], int]:
         return await self._transaction(
-            lambda c: pg_review.page(c, self.workspace, task_id, after, limit, keys, path)
+            lambda c: pg_review.page(c, self.workspace, task_id, after, limit, keys, path, count)
         )
 
     async def review_files(

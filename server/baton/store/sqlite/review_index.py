@@ -100,17 +100,20 @@ def page(
     limit: int,
     keys: frozenset[TallyKey] | None,
     path: str | None,
+    count: bool = True,
 ) -> tuple[list[str], int]:
     """Up to `limit` hunks (their JSON) past `after` in page order, and how many more
-    match after them: one read, so both come from one snapshot of the index."""
+    match after them (Store.review_page): one read, so both come from one snapshot."""
     where, args = _where(task_id, after, keys, path)
     db.execute("BEGIN")  # deferred: a read transaction, no lock taken from writers
     try:
         rows = db.execute(
             f"SELECT data, path, base_line, hunk_id FROM review_hunks WHERE {where} "
             "ORDER BY path, base_line, hunk_id LIMIT ?",
-            (*args, limit),
+            (*args, limit if count else limit + 1),
         ).fetchall()
+        if not count:
+            return [str(r[0]) for r in rows[:limit]], max(len(rows) - limit, 0)
         last = (rows[-1][1], rows[-1][2], rows[-1][3]) if rows else after
         where, args = _where(task_id, last, keys, path)
         (more,) = db.execute(f"SELECT count(*) FROM review_hunks WHERE {where}", args).fetchone()

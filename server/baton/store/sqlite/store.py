@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from baton.core import keys
-from baton.core.checkpoints import FORMAT_BYTES, HEAD_BYTES
+from baton.core.checkpoints import FORMAT_BYTES, HEAD_BYTES, rest_end
 from baton.core.hashing import digest
 from baton.core.limits import MAX_TTL, InvalidInput, lease_seconds
 from baton.core.ops import Op, OpKind, TaskClaimed, TaskCreated, TaskFinished, TaskReleased
@@ -522,7 +522,7 @@ class SqliteStore:
         return CheckpointHead(task_id, row[0], row[1], _as_bytes(row[2]))
 
     async def checkpoints_between(
-        self, task_id: str, first: int, last: int
+        self, task_id: str, first: int, last: int, *, rest_only: bool = False
     ) -> list[StoredCheckpoint]:
         def read(db: Db) -> list[Any]:
             return db.execute(
@@ -531,7 +531,29 @@ class SqliteStore:
                 (task_id, first, last),
             ).fetchall()
 
-        rows = await self._run(read)
+        def read_rests(db: Db) -> list[Any]:
+            """Each row's first bytes through its rest part, by incremental blob I/O: a
+            long task's checkpoints are nearly all hunks (tens of MB), never read here."""
+            db.execute("BEGIN")  # deferred: the rows and their blobs from one snapshot
+            try:
+                rows = db.execute(
+                    "SELECT rowid, task_id, lsn, checksum FROM checkpoints "
+                    "WHERE task_id = ? AND lsn BETWEEN ? AND ? ORDER BY lsn",
+                    (task_id, first, last),
+                ).fetchall()
+                out = []
+                for rowid, task, lsn, checksum in rows:
+                    with db.blobopen("checkpoints", "data", rowid, readonly=True) as blob:
+                        data = blob.read(HEAD_BYTES)
+                        end = rest_end(data)
+                        if end is not None and end > len(data):
+                            data += blob.read(end - len(data))
+                    out.append((task, lsn, data, checksum))
+                return out
+            finally:
+                db.execute("COMMIT")
+
+        rows = await self._run(read_rests if rest_only else read)
         return [StoredCheckpoint(r[0], r[1], _as_bytes(r[2]), str(r[3])) for r in rows]
 
     async def write_checkpoint(
@@ -575,8 +597,10 @@ class SqliteStore:
         limit: int,
         keys: frozenset[TallyKey] | None = None,
         path: str | None = None,
+        *,
+        count: bool = True,
     ) -> tuple[list[str], int]:
-        return await self._run(review_index.page, task_id, after, limit, keys, path)
+        return await self._run(review_index.page, task_id, after, limit, keys, path, count)
 
     async def review_files(
         self, task_id: str, keys: frozenset[TallyKey] | None = None
