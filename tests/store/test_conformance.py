@@ -10,6 +10,7 @@ import ast
 import asyncio
 import inspect
 import re
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -599,6 +600,14 @@ async def test_review_pages_walk_in_the_order_of_page_keys(store: Store) -> None
     past = ("a.py", 1, "h99")  # any position, hunk or no hunk
     rest = [r.data for r in ordered if (r.path, r.base_line, r.hunk_id) > past]
     assert await store.review_page("t", past, 100) == (rest, 0)
+    # Without counting what follows: whether anything does, from one row more.
+    assert await store.review_page("t", None, 3, count=False) == ([r.data for r in ordered[:3]], 1)
+    assert await store.review_page("t", None, 40, count=False) == ([r.data for r in ordered], 0)
+    # Per file, how many match (the brief's "awaiting review" counts).
+    per_file = Counter(r.path for r in chosen)
+    assert await store.review_files("t", keys) == dict(per_file)
+    assert await store.review_files("t") == dict(Counter(r.path for r in rows))
+    assert await store.review_files("u", keys) == {}
 
 
 async def test_a_repair_drops_its_tasks_review_index(store: Store, backend: Backend) -> None:

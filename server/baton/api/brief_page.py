@@ -90,7 +90,8 @@ async def first_page(
     landed = (
         await _rows(ws, task_id, LANDED_PENDING, summary) if _has(summary, LANDED_PENDING) else []
     )
-    if landed and await overwritten.maybe_gone(ws, landed):
+    busy = {x.path for x in rest.dangling_landings()}  # the agent is writing them: as handoff
+    if landed and await overwritten.maybe_gone(ws, [h for h in landed if h.path not in busy]):
         return None  # the whole brief's handoff supersedes what a save took out
     files = await ws.store.review_files(task_id, PENDING)
     first = await _first_pending(ws, task_id)
