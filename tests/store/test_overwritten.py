@@ -19,7 +19,7 @@ from baton.core.placement import expected_line
 from baton.effects import landings
 from baton.effects.recovery import settle_task
 
-from .test_landed import BASE, Agent, edit, hunks
+from .test_landed import BASE, Agent, edit, hunks, undo
 
 
 def two_landings() -> tuple[str, str]:
@@ -89,3 +89,43 @@ async def test_a_landing_in_flight_is_never_taken_for_the_developers_edit(
     (project / "f.py").write_text(edit(BASE, 20, "twenty-one\n"))  # the tool, mid-way
     await calls.resume(task.ws, task.id)
     assert (await task.state()).hunks[landed].status == HunkStatus.PENDING
+
+
+async def test_a_saved_undo_taken_back_by_a_save_is_withdrawn(
+    worker: Worker, project: Path
+) -> None:
+    """The mirror of a save over a landed hunk: an undo written to disk, then the agent's
+    lines saved back (an editor's Ctrl+Z and save, with no Baton server to see it). Every
+    brief and whoever settles the task find the hunk landed again, its undo's comment
+    withdrawn, no conflict; an undone hunk whose old lines are still there stays undone,
+    and a new file undone and written back is landed again too."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    written = edit(edit(BASE, 3, "three\n"), 20, "twenty\n")
+    await agent.write("f.py", written)
+    await agent.write("new.py", "X = 1\n")
+    state = await task.state()
+    top, below = sorted(
+        (h.id for h in state.hunks.values() if h.path == "f.py"),
+        key=lambda h: state.hunks[h].base_line,
+    )
+    (created,) = [h.id for h in state.hunks.values() if h.path == "new.py"]
+    for hid in (top, below, created):
+        assert await undo(task, hid, comment=f"why not {hid}") == "applied"
+    assert (project / "f.py").read_text() == BASE and not (project / "new.py").exists()
+    (project / "f.py").write_text(edit(BASE, 20, "twenty\n"))  # Ctrl+Z of one undo, saved
+    (project / "new.py").write_text("X = 1\n")
+
+    brief = render_markdown(await calls.resume(task.ws, task.id))
+    state = await task.state()
+    assert [state.hunks[h].status for h in (top, below, created)] == [
+        HunkStatus.UNDONE,
+        HunkStatus.PENDING,
+        HunkStatus.PENDING,
+    ]
+    assert f"why not {top}" in brief
+    assert f"why not {below}" not in brief and f"why not {created}" not in brief
+    assert "onflict" not in brief
+    assert (await settle_task(task.ws, task.id)).restored == []  # once
+    assert (project / "f.py").read_text() == edit(BASE, 20, "twenty\n")

@@ -35,7 +35,7 @@ from baton.core.brief_pages import BESIDE_BRIEF, CLAUDE_CODE_CONTEXT
 from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
 from baton.core.ops import StepStatus
-from baton.effects import landings, overwritten, recovery, shell_snapshots
+from baton.effects import landings, overwritten, recovery, restored, shell_snapshots
 from baton.effects.final_state import read_current
 from baton.workspace.workspace import Workspace
 
@@ -90,6 +90,8 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
             return reply
         if overwritten.awaiting(await task.state()):  # a save since replaced one's lines
             await overwritten.supersede_overwritten(ws, task.id)
+        if restored.undone(await task.state()):  # a save since put an undone one back
+            await restored.withdraw_restored(ws, task.id)
         await _tell(ws, task, reply)
         if prompt.strip():
             await task.remark("feedback", prompt[: 16 * 1024], author="developer")

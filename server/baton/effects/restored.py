@@ -1,0 +1,99 @@
+"""Undone hunks whose lines are back in their file: the developer took a saved undo back.
+
+Undo of a landed hunk writes its old lines back; once that write is on disk the hunk is
+undone. An editor keeps the undo in its history, so Ctrl+Z (Neovim's `u`) and a save put
+the agent's lines back where the undo took them out. Left alone, the file would show the
+agent's change while every view and the brief called it undone, with the developer's
+comment still on its way to the agent. So when the file on disk holds the hunk's new
+lines again (with their context) and no longer its old ones, the undo is withdrawn
+(`Decision.RESTORED`): the hunk is landed and awaiting review, as the developer sees it,
+and the undo's comment leaves what the agent is told — the mirror of overwritten.py, and
+never a conflict of the developer with themselves.
+
+Judged by the file on disk only (an unsaved buffer is not the developer's yet), and never
+while the agent may be writing that file (a tool's write announced and not settled, or a
+shell command still running).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from baton.core import keys, paths
+from baton.core.hunks import locate_tolerant, split_lines
+from baton.core.ops import Decision, HunkReviewed, HunkStatus, OpKind
+from baton.core.placement import applied_shifts, expected_line
+from baton.core.state import HunkState, TaskState
+from baton.store import NewOp, OpConflict
+from baton.workspace.hunk_text import hunk_body
+from baton.workspace.workspace import Workspace
+
+from . import shell_snapshots
+from .final_state import read_current
+from .overwritten import REVIEWER
+
+
+def undone(state: TaskState, only: Iterable[str] | None = None) -> dict[str, list[HunkState]]:
+    """Landed hunks whose undo is on disk, by path (of `only`, if given), whose files the
+    agent is not writing right now. Empty when there are none: then nothing is read."""
+    busy = {x.path for x in state.dangling_landings()}
+    wanted = set(only) if only is not None else None
+    out: dict[str, list[HunkState]] = {}
+    for hunk in state.hunks.values():
+        if not hunk.landed or hunk.status != HunkStatus.UNDONE or hunk.path in busy:
+            continue
+        if wanted is None or hunk.path in wanted:
+            out.setdefault(hunk.path, []).append(hunk)
+    return out
+
+
+async def back_on_disk(
+    ws: Workspace, state: TaskState, path: str, hunks: list[HunkState]
+) -> list[HunkState]:
+    """The hunks whose new lines (with their context) the file on disk holds again, where
+    their old lines no longer are. A file the undo deleted (the agent created it) counts
+    once it is there again with the agent's lines."""
+    try:
+        _, data = await asyncio.to_thread(read_current, ws.root, path)
+    except (paths.PathRefused, OSError):
+        return []
+    if data is None:
+        return []
+    lines = split_lines(data.decode("utf-8", errors="replace"))
+    shifts = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(path))
+    back = []
+    for hunk in hunks:
+        body = await hunk_body(ws, hunk)
+        context = (tuple(body.before), tuple(body.after))
+        expected = expected_line(state, hunk, shifts)
+        if not (body.new or body.before or body.after):
+            continue  # nothing of the agent's to find: no evidence either way
+        if locate_tolerant(lines, tuple(body.new), *context, expected) is None:
+            continue
+        if body.old and locate_tolerant(lines, tuple(body.old), *context, expected) is not None:
+            continue  # the undo's lines are still there: the new ones are something else
+        back.append(hunk)
+    return back
+
+
+async def withdraw_restored(
+    ws: Workspace, task_id: str, only: Iterable[str] | None = None
+) -> list[str]:
+    """Record each undone hunk of the task (in the files `only` names, or all) whose lines
+    a save put back as landed again (`Decision.RESTORED`); the ids recorded."""
+    state = await ws.state(task_id)
+    found = undone(state, only)
+    if not found or shell_snapshots.open_snapshots(ws, task_id):
+        return []  # none, or a command of the agent's is running: not settled yet
+    done: list[str] = []
+    for path, hunks in found.items():
+        for hunk in await back_on_disk(ws, state, path, hunks):
+            payload = HunkReviewed(hunk_id=hunk.id, decision=Decision.RESTORED, reviewer=REVIEWER)
+            key = keys.review(task_id, hunk.id, hunk.decisions)
+            try:
+                await ws.record(NewOp(key, task_id, 0, OpKind.HUNK_REVIEWED, payload))
+            except OpConflict:
+                continue  # decided meanwhile (the developer, or another process seeing it)
+            done.append(hunk.id)
+    return done
