@@ -129,3 +129,26 @@ async def test_a_saved_undo_taken_back_by_a_save_is_withdrawn(
     assert "onflict" not in brief
     assert (await settle_task(task.ws, task.id)).restored == []  # once
     assert (project / "f.py").read_text() == edit(BASE, 20, "twenty\n")
+
+
+async def test_an_undone_change_the_agent_writes_again_is_reviewed_once(
+    worker: Worker, project: Path
+) -> None:
+    """The agent's own tool writing an undone change again is not the developer taking
+    the undo back: it is a new hunk to review (docs/agents.md), and the undone one stays
+    undone with its comment — never two landed hunks for the same lines."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    written = edit(BASE, 20, "twenty\n")
+    await agent.write("f.py", written)
+    (undone,) = await hunks(task, HunkStatus.PENDING)
+    assert await undo(task, undone, comment="not twenty") == "applied"
+    await agent.write("f.py", written)  # the agent ignores the brief
+
+    brief = render_markdown(await calls.resume(task.ws, task.id))
+    state = await task.state()
+    assert state.hunks[undone].status == HunkStatus.UNDONE
+    (again,) = await hunks(task, HunkStatus.PENDING)
+    assert again != undone and "not twenty" in brief
+    assert (await settle_task(task.ws, task.id)).restored == []

@@ -36,16 +36,32 @@ from .overwritten import REVIEWER
 
 def undone(state: TaskState, only: Iterable[str] | None = None) -> dict[str, list[HunkState]]:
     """Landed hunks whose undo is on disk, by path (of `only`, if given), whose files the
-    agent is not writing right now. Empty when there are none: then nothing is read."""
+    agent is not writing right now and has not written since the undo. Empty when there
+    are none: then nothing is read.
+
+    An agent's tool writing the file after the undo may have written the same lines again
+    (ignoring the brief): that is a new hunk to review, not the developer taking the undo
+    back, so the undone one stays undone rather than being asked about twice."""
     busy = {x.path for x in state.dangling_landings()}
     wanted = set(only) if only is not None else None
     out: dict[str, list[HunkState]] = {}
     for hunk in state.hunks.values():
         if not hunk.landed or hunk.status != HunkStatus.UNDONE or hunk.path in busy:
             continue
-        if wanted is None or hunk.path in wanted:
+        if wanted is not None and hunk.path not in wanted:
+            continue
+        if not _landed_since(state, hunk):
             out.setdefault(hunk.path, []).append(hunk)
     return out
+
+
+def _landed_since(state: TaskState, undone: HunkState) -> bool:
+    """Whether the agent's tools wrote the hunk's file after its undo was decided."""
+    since = undone.decided_lsn or 0
+    return any(
+        (other := state.hunks[i]).landed and other.proposed_lsn > since
+        for i in state.hunk_ids_of(undone.path)
+    )
 
 
 async def back_on_disk(
