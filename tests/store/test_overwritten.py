@@ -9,6 +9,8 @@ no view calls it landed, and the brief tells the agent it is gone instead of in 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from baton.api import calls
@@ -152,3 +154,29 @@ async def test_an_undone_change_the_agent_writes_again_is_reviewed_once(
     (again,) = await hunks(task, HunkStatus.PENDING)
     assert again != undone and "not twenty" in brief
     assert (await settle_task(task.ws, task.id)).restored == []
+
+
+async def test_baton_hunks_and_diff_list_a_taken_back_undo_as_landed(
+    worker: Worker, project: Path
+) -> None:
+    """`baton hunks` and `baton diff` look at the files before they list, as for a save
+    over a landed hunk: an undo the developer took back and saved is listed landed."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    written = edit(BASE, 20, "twenty\n")
+    await Agent(task, project).write("f.py", written)
+    (hid,) = await hunks(task, HunkStatus.PENDING)
+    for command in ("hunks", "diff"):
+        assert await undo(task, hid, comment="no") == "applied"
+        (project / "f.py").write_text(written)  # Ctrl+Z of the undo, saved
+        listed = baton_cli(project, command)
+        assert hid in listed and ("landed" in listed if command == "hunks" else True), listed
+        assert (await task.state()).hunks[hid].status == HunkStatus.PENDING, command
+
+
+def baton_cli(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "baton", *args], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

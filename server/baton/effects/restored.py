@@ -21,10 +21,10 @@ import asyncio
 from collections.abc import Iterable
 
 from baton.core import keys, paths
-from baton.core.hunks import locate_tolerant, split_lines
+from baton.core.hunks import Lines, locate_tolerant, split_lines
 from baton.core.ops import Decision, HunkReviewed, HunkStatus, OpKind
 from baton.core.placement import applied_shifts, expected_line
-from baton.core.state import HunkState, TaskState
+from baton.core.state import HunkBody, HunkState, TaskState
 from baton.store import NewOp, OpConflict
 from baton.workspace.hunk_text import hunk_body
 from baton.workspace.workspace import Workspace
@@ -80,17 +80,21 @@ async def back_on_disk(
     shifts = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(path))
     back = []
     for hunk in hunks:
-        body = await hunk_body(ws, hunk)
-        context = (tuple(body.before), tuple(body.after))
-        expected = expected_line(state, hunk, shifts)
-        if not (body.new or body.before or body.after):
-            continue  # nothing of the agent's to find: no evidence either way
-        if locate_tolerant(lines, tuple(body.new), *context, expected) is None:
-            continue
-        if body.old and locate_tolerant(lines, tuple(body.old), *context, expected) is not None:
-            continue  # the undo's lines are still there: the new ones are something else
-        back.append(hunk)
+        if is_back(lines, await hunk_body(ws, hunk), expected_line(state, hunk, shifts)):
+            back.append(hunk)
     return back
+
+
+def is_back(lines: Lines, body: HunkBody, expected: int) -> bool:
+    """Whether `lines` hold the hunk's new lines (with its context), and not its old ones:
+    the agent's change, where its undo had put the old lines back."""
+    context = (tuple(body.before), tuple(body.after))
+    if not (body.new or body.before or body.after):
+        return False  # nothing of the agent's to find: no evidence either way
+    if locate_tolerant(lines, tuple(body.new), *context, expected) is None:
+        return False
+    old = tuple(body.old)  # still there: the new lines found are something else
+    return not old or locate_tolerant(lines, old, *context, expected) is None
 
 
 async def withdraw_restored(
@@ -113,3 +117,27 @@ async def withdraw_restored(
                 continue  # decided meanwhile (the developer, or another process seeing it)
             done.append(hunk.id)
     return done
+
+
+async def maybe_back(ws: Workspace, hunks: Iterable[HunkState]) -> set[str]:
+    """A first look without the task's state, for a page of hunks read from the review
+    index (`baton hunks`): the ids of the undone ones whose new lines, with their context,
+    are in their file on disk again where their old lines are not. Only a task with any
+    is folded, and `withdraw_restored` decides."""
+    by_path: dict[str, list[HunkState]] = {}
+    for hunk in hunks:
+        if hunk.landed and hunk.status == HunkStatus.UNDONE:
+            by_path.setdefault(hunk.path, []).append(hunk)
+    out: set[str] = set()
+    for path, listed in by_path.items():
+        try:
+            _, data = await asyncio.to_thread(read_current, ws.root, path)
+        except (paths.PathRefused, OSError):
+            continue
+        if data is None:
+            continue
+        lines = split_lines(data.decode("utf-8", errors="replace"))
+        for hunk in listed:
+            if is_back(lines, await hunk_body(ws, hunk), hunk.base_line):
+                out.add(hunk.id)
+    return out
