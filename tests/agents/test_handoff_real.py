@@ -108,6 +108,9 @@ async def test_a_task_goes_from_claude_code_to_codex_and_back_with_the_real_bina
     assert "Kept or accepted: 2 hunk(s)" in brief and "docs/usage.md (kept)" in brief
     assert f"`{codex_hunks['calc.py'].id}`" in story.section(brief, "Awaiting review")
     not_awaiting(brief, [kept, undone, codex_hunks["docs/usage.md"].id])
+    # Codex ended its session: nothing tells Claude Code that session A stopped last.
+    assert "stopped without ending" not in story.section(brief, "In flight")
+    assert "The last session was cut off" not in brief
 
     # One task with hunks from both products, each naming its product and session.
     state = await state_of(root)

@@ -374,8 +374,8 @@ def test_sections_come_in_priority_order_and_in_flight_says_it_all() -> None:
         rejected=[hunk("u1", "c.py", "undone", 9, landed=True, decided_lsn=20, comment="no")],
         remarks=[
             Remark(kind="feedback", text="no", hunk_id="u1", author="developer", lsn=20),
+            Remark(kind="note", text="agent's own note " * 30, lsn=19),
             Remark(kind="note", text=crash, author=BATON, lsn=21),
-            Remark(kind="note", text="agent's own note " * 30, lsn=22),
             Remark(kind="feedback", text="smaller hunks", author="developer", lsn=23),
         ],
         effects=[EffectBrief(id="e1", path="a.py", status="failed", outcome="conflict")],
@@ -400,6 +400,28 @@ def test_sections_come_in_priority_order_and_in_flight_says_it_all() -> None:
     assert "- d.py (kept): `k1`:5" in md
     notes = md.split("## Notes (newest first)\n")[1].splitlines()[0]
     assert len(notes) <= MAX_TEXT + 2 and notes.endswith("…")
+
+
+def test_a_crash_note_a_later_session_worked_past_is_history_not_in_flight() -> None:
+    """Claude Code killed, Codex took over (Baton's note) and ended its turn, Claude Code
+    starts again: the brief must not tell it that the session two handoffs back is the
+    last one and stopped without ending. The note stays, whole, among the notes."""
+    crash = (
+        "Interrupted write of calc.py: it landed whole and awaits the developer's review; "
+        "build on it. The last session (claude-code:a) stopped without ending: killed, "
+        "crashed or cut off."
+    )
+    remarks = [
+        Remark(kind="note", text=crash, author=BATON, lsn=30),
+        Remark(kind="note", text="Codex session c ended its turn.", lsn=31),
+    ]
+    md = render(page(brief(remarks=remarks)))
+    assert "## In flight" not in md and "The last session was cut off" not in md
+    notes = md.split("## Notes (newest first)\n")[1].splitlines()
+    assert notes[:2] == ["- Codex session c ended its turn.", f"- {crash}"]
+    # Before anyone worked past it, it is news: in flight, and the head says it.
+    fresh = render(page(brief(remarks=remarks[:1])))
+    assert f"## In flight\n- {crash}" in fresh and "The last session was cut off" in fresh
 
 
 def test_a_small_brief_is_one_page_with_no_footer() -> None:

@@ -272,6 +272,17 @@ def crash_outcome(r: Remark) -> bool:
     )
 
 
+def crash_news(remarks: Sequence[Remark]) -> set[int]:
+    """The lsns of Baton's notes of how a session ended mid-write that are still news:
+    those after every other note. A session that took the task over and worked since
+    (ended a turn, noted anything) was told them; after that they are history, and a
+    brief that said "the last session stopped without ending" of a session two
+    handoffs back would be wrong about who stopped last."""
+    others = [r.lsn for r in remarks if r.kind == "note" and not crash_outcome(r)]
+    newest = max(others, default=-1)
+    return {r.lsn for r in remarks if crash_outcome(r) and r.lsn > newest}
+
+
 def _after_a_crash(remarks: Sequence[Remark]) -> str | None:
     """What a crash left, when the newest note is Baton's own note of it (nothing was
     noted since, so it is news): its outcomes, in the head of page 1, wherever In flight
