@@ -106,7 +106,11 @@ async def test_a_task_goes_from_claude_code_to_codex_and_back_with_the_real_bina
     assert back.session_id != killed.session_id
     assert story.COMMENT in brief
     assert "Kept or accepted: 2 hunk(s)" in brief and "docs/usage.md (kept)" in brief
-    assert f"`{codex_hunks['calc.py'].id}`" in story.section(brief, "Awaiting review")
+    waiting_now = story.section(brief, "Awaiting review")
+    assert f"`{codex_hunks['calc.py'].id}`" in waiting_now
+    # Each named by the product and session that wrote it, not "you".
+    assert f"- calc.py (written by Codex session {ran.session_id[:8]}, awaiting" in waiting_now
+    assert f"- test_calc.py (written by Claude Code session {killed.session_id[:8]}," in waiting_now
     not_awaiting(brief, [kept, undone, codex_hunks["docs/usage.md"].id])
     # Codex ended its session: nothing tells Claude Code that session A stopped last.
     assert "stopped without ending" not in story.section(brief, "In flight")

@@ -24,6 +24,7 @@ from baton.core.brief import (
     _next_actions,
     build_brief,
     file_states,
+    writer,
 )
 from baton.core.brief_pages import (
     BESIDE_BRIEF,
@@ -396,7 +397,7 @@ def test_sections_come_in_priority_order_and_in_flight_says_it_all() -> None:
         "- a.py (changed since read): read it again before relying on it",
         "- e.py (accepted, to apply): `a1`:7",
     ]
-    assert "- c.py (written by you, awaiting review): `p1`:2" in md
+    assert "- c.py (written by an agent session, awaiting review): `p1`:2" in md
     assert "- d.py (kept): `k1`:5" in md
     notes = md.split("## Notes (newest first)\n")[1].splitlines()[0]
     assert len(notes) <= MAX_TEXT + 2 and notes.endswith("…")
@@ -422,6 +423,28 @@ def test_a_crash_note_a_later_session_worked_past_is_history_not_in_flight() -> 
     # Before anyone worked past it, it is news: in flight, and the head says it.
     fresh = render(page(brief(remarks=remarks[:1])))
     assert f"## In flight\n- {crash}" in fresh and "The last session was cut off" in fresh
+
+
+@pytest.mark.parametrize(
+    ("made_by", "said"),
+    [
+        (None, "an agent session"),
+        ("codex:01a243a7-bb3a-77a2-afa2-e5d1006564fb", "Codex session 01a243a7"),
+        ("claude-code:ae5f6961-7d9e-4111-874c-bad872e879ad", "Claude Code session ae5f6961"),
+        ("w1", "w1"),  # an API worker's id, as it is
+        ("cursor:" + "x" * 100, "cursor:" + "x" * 52 + "…"),  # not a product: cut
+    ],
+)
+def test_a_landed_hunk_is_said_to_be_written_by_its_product_and_session(
+    made_by: str | None, said: str
+) -> None:
+    assert writer(made_by) == said
+    hunk = HunkBrief(
+        id="p1", path="c.py", status="pending", line=2, summary="s", landed=True, made_by=made_by
+    )
+    assert f"- c.py (written by {said}, awaiting review): `p1`:2" in render(
+        page(brief(pending=[hunk]))
+    )
 
 
 def test_a_small_brief_is_one_page_with_no_footer() -> None:

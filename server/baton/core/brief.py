@@ -40,6 +40,10 @@ CRASH_ACTION_BYTES = 360
 
 NEW_TASK = "New task: plan the steps, read what you need, then propose changes."
 
+PRODUCTS = {"claude-code": "Claude Code", "codex": "Codex"}
+"""An agent product's task-id and worker prefix (adapters/sessions.py) and the name people
+know it by."""
+
 BATON = "baton"
 """The author of the notes Baton itself writes (a takeover's crash outcomes): shown
 whole, among what is in flight, never clipped like the agent's running commentary."""
@@ -70,6 +74,10 @@ class HunkBrief(Entry):
     decided_lsn: int | None = None
     """The op of its latest decision (None: never decided): where the brief's pages put
     it among the developer's words, newest first."""
+    made_by: str | None = None
+    """Who wrote a landed hunk: the worker that announced its tool's write, for an agent
+    product its session (`codex:<session id>`); None when not known or not landed. A task
+    carried between products has hunks of several."""
 
 
 class EffectBrief(Entry):
@@ -110,7 +118,19 @@ class HandoffBrief(Model):
     NOTES_KEPT (the log keeps them, `baton log`). Empty otherwise."""
 
 
-def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
+def writer(made_by: str | None) -> str:
+    """Who wrote a landed hunk, as a line of the brief says it: the product's name and
+    the start of its session id ("Codex session 01a243a7"; the JSON has it whole)."""
+    if made_by is None:
+        return "an agent session"
+    product, _, session = made_by.partition(":")
+    name = PRODUCTS.get(product)
+    if name is None or not session:
+        return clip(made_by, 60)
+    return f"{name} session {session[:8]}"
+
+
+def hunk_brief(h: HunkState, line: int | None = None, made_by: str | None = None) -> HunkBrief:
     """`line`: where it is expected in the file now (0-based; placement.expected_line),
     the line the editor, `baton hunks` and `baton diff` show; else its base line."""
     return HunkBrief(
@@ -123,6 +143,7 @@ def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
         conflict=h.conflict,
         landed=h.landed,
         decided_lsn=h.decided_lsn,
+        made_by=made_by if h.landed else None,
     )
 
 
@@ -205,11 +226,15 @@ def build_brief(
     write that failed here is this worker's to know of too (docs/checkouts.md)."""
     order = in_review_order(state.hunks.values())
     shifts: dict[str, Shifts] = {}
+    writers: dict[str, str | None] = {}  # state.made_by's answer, for every hunk at once
+    for x in state.landings.values():
+        if x.change_id is not None:
+            writers.setdefault(x.change_id, x.by)
 
     def brief_of(h: HunkState) -> HunkBrief:
         if h.path not in shifts:
             shifts[h.path] = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(h.path))
-        return hunk_brief(h, expected_line(state, h, shifts[h.path]))
+        return hunk_brief(h, expected_line(state, h, shifts[h.path]), writers.get(h.change_id))
 
     accepted = [brief_of(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)]
     pending = [brief_of(h) for h in order if h.status == HunkStatus.PENDING]
@@ -341,7 +366,8 @@ def _next_actions(b: HandoffBrief) -> list[str]:
     landed = [h for h in b.pending if h.landed]
     if landed:
         todo.append(
-            f"{len(landed)} change(s) you wrote await the developer's review: they are in "
+            f"{len(landed)} change(s) this task's agent sessions wrote await the developer's "
+            "review (each named under Awaiting review): they are in "
             "the files; build on them, do not write them again nor revert them."
         )
     if len(b.pending) > len(landed):

@@ -28,6 +28,7 @@ from .brief import (
     HunkBrief,
     clip,
     crash_news,
+    writer,
 )
 from .brief import crash_outcome as is_crash
 from .ops import Entry, HunkStatus, StepStatus
@@ -239,7 +240,11 @@ _FLIGHT_LIST: dict[type, str] = {
 
 
 def _pending_group(h: HunkBrief) -> str:
-    word = "written by you, awaiting review" if h.landed else "proposed, awaiting review"
+    word = (
+        f"written by {writer(h.made_by)}, awaiting review"
+        if h.landed
+        else "proposed, awaiting review"
+    )
     return f"- {path_shown(h.path)} ({word}): "
 
 
