@@ -432,7 +432,6 @@ def test_a_crash_note_a_later_session_worked_past_is_history_not_in_flight() -> 
         ("codex:01a243a7-bb3a-77a2-afa2-e5d1006564fb", "Codex session 01a243a7"),
         ("claude-code:ae5f6961-7d9e-4111-874c-bad872e879ad", "Claude Code session ae5f6961"),
         ("w1", "w1"),  # an API worker's id, as it is
-        ("cursor:" + "x" * 100, "cursor:" + "x" * 52 + "…"),  # not a product: cut
     ],
 )
 def test_a_landed_hunk_is_said_to_be_written_by_its_product_and_session(

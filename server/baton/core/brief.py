@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from . import authors
 from .ops import Entry, Hash, HunkStatus, Model, StepStatus
 from .placement import Shifts, applied_shifts, expected_line
 from .state import EffectState, HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
@@ -39,10 +40,6 @@ CRASH_ACTION_BYTES = 360
 (a page's head cuts a longer action)."""
 
 NEW_TASK = "New task: plan the steps, read what you need, then propose changes."
-
-PRODUCTS = {"claude-code": "Claude Code", "codex": "Codex"}
-"""An agent product's task-id and worker prefix (adapters/sessions.py) and the name people
-know it by."""
 
 BATON = "baton"
 """The author of the notes Baton itself writes (a takeover's crash outcomes): shown
@@ -119,15 +116,9 @@ class HandoffBrief(Model):
 
 
 def writer(made_by: str | None) -> str:
-    """Who wrote a landed hunk, as a line of the brief says it: the product's name and
-    the start of its session id ("Codex session 01a243a7"; the JSON has it whole)."""
-    if made_by is None:
-        return "an agent session"
-    product, _, session = made_by.partition(":")
-    name = PRODUCTS.get(product)
-    if name is None or not session:
-        return clip(made_by, 60)
-    return f"{name} session {session[:8]}"
+    """Who wrote a landed hunk, as a line of the brief says it: as every face says it
+    (authors.label: "Codex session 01a243a7"; the JSON has it whole)."""
+    return authors.label(made_by) or "an agent session"
 
 
 def hunk_brief(h: HunkState, line: int | None = None, made_by: str | None = None) -> HunkBrief:

@@ -6,9 +6,12 @@ Pure: the language server counts, this says."""
 
 from __future__ import annotations
 
-from .brief import PRODUCTS, clip
+from .brief import clip
 from .ops import HunkStatus
 from .state import TaskState
+
+PRODUCTS = {"claude-code": "Claude Code", "codex": "Codex"}
+"""An agent product's task-id prefix (adapters/sessions.py) and the name people know it by."""
 
 
 def agent_name(task_id: str) -> str:
