@@ -30,8 +30,8 @@ from types import EllipsisType
 from typing import Any
 
 from baton.api.worker import Task, handoff
-from baton.core import brief_pages, keys, paths
-from baton.core.brief_pages import BESIDE_BRIEF, CLAUDE_CODE_CONTEXT
+from baton.core import keys, paths
+from baton.core.brief_pages import CLAUDE_CODE_CONTEXT
 from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
 from baton.core.ops import StepStatus
@@ -71,13 +71,10 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
     name = event.hook_event_name
     if name == "SessionStart":
         task = await sessions.current(ws, session, take_over=True)
-        reply.context.append(ABOUT)
-        missed = hookio.take_gaps(ws.root)
-        if missed:
-            reply.context.append(turns.gaps_text(missed, BESIDE_BRIEF - len(ABOUT) - 4))
-        if task is not None:
-            state = await task.state()
-            reply.context.append(brief_pages.render(brief_pages.page(await handoff(ws, task.id))))
+        state = await task.state() if task is not None else None
+        brief = await handoff(ws, task.id) if task is not None else None
+        reply.context += turns.briefing(brief, hookio.take_gaps(ws.root))
+        if task is not None and state is not None:
             await sessions.mark_delivered(task, state.lsn)
         return reply
     task = await sessions.current(ws, session)

@@ -251,12 +251,29 @@ def _short(text: str, width: int = 70) -> str:
 
 
 async def cmd_resume(args: argparse.Namespace) -> None:
-    """A page of the brief: page 1 by default, at most 16 KiB however long the task ran."""
+    """A page of the brief: page 1 by default, at most 16 KiB however long the task ran.
+    `--for PRODUCT`: what that product's next session is handed at its start, in its
+    channel (the adapters' own definition, adapters/turns.briefing)."""
+    reader = args.reader or ("json" if args.json else "markdown")
+    if args.json and reader != "json":
+        raise InvalidInput(f"--json and --for {reader}: give one of them")
+    args.json = reader == "json"
     where = {k: v for k in ("page", "cursor") if (v := getattr(args, k)) is not None}
+    product = reader in brief_pages.CHANNELS
+    if product and (where.get("page", 1) != 1 or "cursor" in where):
+        raise InvalidInput(
+            f"--for {reader} is what a new {reader} session is handed: page 1 with Baton's "
+            f"note; its later pages are read as Markdown (`baton resume {args.task} --page N`)"
+        )
     async with await open_workspace(args) as ws:
         page = await calls.resume_page(
             ws, args.task, arguments(calls.ResumeArgs, **where), at=args.at
         )
+    if product:
+        from baton.adapters import turns
+
+        print(turns.joined(turns.briefing(page.brief)))
+        return
     emit(args, brief_pages.as_json(page), lambda: brief_pages.render(page).rstrip())
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from . import authors
 from .ops import Entry, Hash, HunkStatus, Model, StepStatus
 from .placement import Shifts, applied_shifts, expected_line
 from .state import EffectState, HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
@@ -70,6 +71,10 @@ class HunkBrief(Entry):
     decided_lsn: int | None = None
     """The op of its latest decision (None: never decided): where the brief's pages put
     it among the developer's words, newest first."""
+    made_by: str | None = None
+    """Who wrote a landed hunk: the worker that announced its tool's write, for an agent
+    product its session (`codex:<session id>`); None when not known or not landed. A task
+    carried between products has hunks of several."""
 
 
 class EffectBrief(Entry):
@@ -110,7 +115,13 @@ class HandoffBrief(Model):
     NOTES_KEPT (the log keeps them, `baton log`). Empty otherwise."""
 
 
-def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
+def writer(made_by: str | None) -> str:
+    """Who wrote a landed hunk, as a line of the brief says it: as every face says it
+    (authors.label: "Codex session 01a243a7"; the JSON has it whole)."""
+    return authors.label(made_by) or "an agent session"
+
+
+def hunk_brief(h: HunkState, line: int | None = None, made_by: str | None = None) -> HunkBrief:
     """`line`: where it is expected in the file now (0-based; placement.expected_line),
     the line the editor, `baton hunks` and `baton diff` show; else its base line."""
     return HunkBrief(
@@ -123,6 +134,7 @@ def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
         conflict=h.conflict,
         landed=h.landed,
         decided_lsn=h.decided_lsn,
+        made_by=made_by if h.landed else None,
     )
 
 
@@ -205,11 +217,15 @@ def build_brief(
     write that failed here is this worker's to know of too (docs/checkouts.md)."""
     order = in_review_order(state.hunks.values())
     shifts: dict[str, Shifts] = {}
+    writers: dict[str, str | None] = {}  # state.made_by's answer, for every hunk at once
+    for x in state.landings.values():
+        if x.change_id is not None:
+            writers.setdefault(x.change_id, x.by)
 
     def brief_of(h: HunkState) -> HunkBrief:
         if h.path not in shifts:
             shifts[h.path] = applied_shifts(state.hunks[i] for i in state.hunk_ids_of(h.path))
-        return hunk_brief(h, expected_line(state, h, shifts[h.path]))
+        return hunk_brief(h, expected_line(state, h, shifts[h.path]), writers.get(h.change_id))
 
     accepted = [brief_of(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)]
     pending = [brief_of(h) for h in order if h.status == HunkStatus.PENDING]
@@ -272,6 +288,17 @@ def crash_outcome(r: Remark) -> bool:
     )
 
 
+def crash_news(remarks: Sequence[Remark]) -> set[int]:
+    """The lsns of Baton's notes of how a session ended mid-write that are still news:
+    those after every other note. A session that took the task over and worked since
+    (ended a turn, noted anything) was told them; after that they are history, and a
+    brief that said "the last session stopped without ending" of a session two
+    handoffs back would be wrong about who stopped last."""
+    others = [r.lsn for r in remarks if r.kind == "note" and not crash_outcome(r)]
+    newest = max(others, default=-1)
+    return {r.lsn for r in remarks if crash_outcome(r) and r.lsn > newest}
+
+
 def _after_a_crash(remarks: Sequence[Remark]) -> str | None:
     """What a crash left, when the newest note is Baton's own note of it (nothing was
     noted since, so it is news): its outcomes, in the head of page 1, wherever In flight
@@ -330,7 +357,8 @@ def _next_actions(b: HandoffBrief) -> list[str]:
     landed = [h for h in b.pending if h.landed]
     if landed:
         todo.append(
-            f"{len(landed)} change(s) you wrote await the developer's review: they are in "
+            f"{len(landed)} change(s) this task's agent sessions wrote await the developer's "
+            "review (each named under Awaiting review): they are in "
             "the files; build on them, do not write them again nor revert them."
         )
     if len(b.pending) > len(landed):
