@@ -48,9 +48,10 @@ vscode: $(VSCODE)/node_modules/.installed
 # The extension end to end in VS Code: code-server 4.100.3 (installed once from npm into
 # vscode-client/.e2e/, with Chromium and build headers from Debian; see e2e/install.sh) and
 # headless Chromium driven by playwright-core, against the real `baton serve` of $(VENV).
-# Extension-host tests (Mocha) plus two UI tests on baton.vsix; `make vscode-screenshots`
+# Extension-host tests (Mocha) plus two UI tests on baton.vsix, the second after a real
+# Claude Code run (claude-code, mk/claude.mk); `make vscode-screenshots`
 # runs the UI tests alone and saves their screenshots in docs/images/. run.mjs kills code-server's process group at the end and
-# after E2E_TIMEOUT seconds (300); `timeout` bounds the whole target, install included.
+# after E2E_TIMEOUT seconds (450); `timeout` bounds the whole target, install included.
 vscode-e2e: $(STAMP) vscode
 	cd $(VSCODE) && timeout -k 10 900 sh -c 'sh e2e/install.sh && npm run check:e2e && \
 	  npm run build:e2e && BATON_PYTHON=$(abspath $(BIN))/python node e2e/run.mjs'

@@ -18,3 +18,7 @@ $(CLAUDE_STAMP):
 claude-code: $(CLAUDE_STAMP)
 
 test: claude-code
+
+# The VS Code review test (vscode-client/e2e/run.mjs) reviews what a real Claude Code run
+# wrote, and runs the next turn after the review (vscode-client/e2e/agent.py claude, next-turn).
+vscode-e2e vscode-screenshots: claude-code

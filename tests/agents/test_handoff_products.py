@@ -76,4 +76,5 @@ async def test_a_task_goes_from_claude_code_to_codex_and_back(tmp_path: Path) ->
         )
         assert await ws.task_ids() == [task_id]
         assert (await ws.store.task(task_id)).worker == f"claude-code:{CLAUDE_AGAIN}"
-        assert "hello.txt" in claude_events.context(back)  # Codex's change awaits review
+        told = claude_events.context(back)
+        assert "hello.txt (written by Codex session" in told  # Codex's change, named so

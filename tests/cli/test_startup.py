@@ -19,9 +19,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from baton.adapters.daemon import wire
 from baton.api import worker
 from baton.cli import commands, grammar
-from baton.core import ops
+from baton.core import brief_pages, ops
 
 EVERY_HELP = [
     ["--help"],
@@ -110,6 +111,9 @@ def test_what_the_help_repeats_from_the_models_still_agrees() -> None:
     assert tuple(s.value for s in ops.StepStatus) == grammar.STEP_STATUSES
     assert grammar.DEFAULT_TTL == worker.DEFAULT_TTL
     assert set(grammar.STATUS_WORDS) >= {s.value for s in ops.HunkStatus}
+    # `resume --for`: every agent product with a channel budget, then markdown and json
+    assert (*brief_pages.CHANNELS, "markdown", "json") == grammar.RESUME_FOR
+    assert tuple(brief_pages.CHANNELS) == wire.PRODUCTS
 
 
 HEAVY = ("pydantic", "asyncio", "sqlite3", "aiosqlite", "baton.cli.commands", "baton.core.ops")

@@ -253,3 +253,59 @@ def baton_cli(root: Path, *args: str) -> str:
         [sys.executable, "-m", "baton", *args], cwd=root, capture_output=True, text=True, check=True
     )
     return proc.stdout
+
+
+async def test_u_of_a_saved_undo_then_write_lands_the_hunk_again(tmp_path: Path) -> None:
+    """Ctrl+Z of a saved undo, in the real Neovim: `baton.undo` with a comment, `:w`, `u`,
+    `:w`. The agent's line is back on disk, so the hunk is landed again (the undo
+    withdrawn, decision `restored`), never undone beside a file that shows it, and its
+    comment never reaches the agent."""
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.fail(NVIM_MISSING)
+    root = tmp_path / "ws"
+    root.mkdir()
+    lines = [f"line {n}\n" for n in range(1, 31)]
+    agents = "".join([*lines[:19], "the agent's line 20\n", *lines[20:]])
+    (root / "f.py").write_text("".join(lines))
+    async with await Worker.open(root, worker_id="agent", ttl=60) as worker:
+        task = await worker.begin("Edit f", task_id="t")
+        await landings.announce(task.ws, task.id, "call", "f.py", "Edit")
+        (root / "f.py").write_text(agents)
+        (hunk_id,) = (await landings.settle(task.ws, task.id, "call")).hunk_ids
+    report, comment = tmp_path / "report.json", "not line 20, please"
+    env = {
+        **os.environ,
+        "BATON_PYTHON": sys.executable,
+        "BATON_ROOT": str(root),
+        "BATON_REPORT": str(report),
+        "BATON_COMMENT": comment,
+        "BATON_TIMEOUT_MS": "10000",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    argv = ["--headless", "--clean", "-n", "-i", "NONE", "-u", "NONE"]
+    code, got, output = await run_with_report(
+        nvim,
+        *argv,
+        "-c",
+        f"luafile {HERE / 'undo_back.lua'}",
+        "f.py",
+        cwd=root,
+        env=env,
+        what="Neovim",
+        report=report,
+        timeout=180,  # the server's start on a busy machine, then the waits
+    )
+    assert code == 0 and got["ok"], f"{got.get('error')}\n{output[-3000:]}"
+    assert steps(got)["undone"] == ["line 20"]
+    assert [d["hunkId"] for d in steps(got)["landed again"]] == [hunk_id]
+    assert (root / "f.py").read_text() == agents
+    async with await Workspace.open(root) as ws:
+        brief = render_markdown(await calls.resume(ws, "t"))
+        hunk = (await ws.state("t")).hunks[hunk_id]
+    assert (hunk.status, hunk.comment, hunk.conflict) == (HunkStatus.PENDING, "", None)
+    assert comment not in brief and "onflict" not in brief

@@ -141,6 +141,48 @@ async def test_ctrl_z_of_an_undo_then_save_ends_landed_again(
     await stop_editor(editor)
 
 
+async def test_ctrl_z_of_a_saved_undo_then_save_withdraws_the_undo(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Ctrl+Z of an undo whose save already reached the disk (VS Code's Ctrl+Z, Neovim's
+    `u`, then a save again): the agent's lines are back in the file, so the undo is
+    withdrawn — the hunk is landed and awaiting review again, its comment leaves the brief
+    and the review news, and nothing is a conflict — instead of a hunk recorded undone
+    beside a file that shows it. The other hunk stays as it was."""
+    await agent_wrote(tmp_path, "calc.py", CALC, WRITTEN, task_id="tidy")
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("calc.py")
+    diags = await editor.until(
+        lambda: len(editor.diagnostics(uri)) == 2 and editor.diagnostics(uri)
+    )
+    undone, other = diags[0].data["hunkId"], diags[1].data["hunkId"]
+    comment = "X marks the saved undo"
+    await editor.command("baton.undo", {"hunkId": undone, "comment": comment})
+    editor.save(uri)
+    await until(lambda: _status_is(tmp_path, undone, HunkStatus.UNDONE))
+    assert (tmp_path / "calc.py").read_text() == WRITTEN.replace("return 20\n", "return 2\n")
+    assert comment in await brief_of(tmp_path)
+    editor.type(uri, WRITTEN)  # Ctrl+Z: the buffer as the agent left it
+    editor.save(uri)
+    await until(lambda: _status_is(tmp_path, undone, HunkStatus.PENDING))
+    await editor.until(
+        lambda: [d.data["status"] for d in editor.diagnostics(uri)] == ["landed", "landed"]
+    )
+    assert await hunk(tmp_path, undone) == (HunkStatus.PENDING, None)
+    assert await hunk(tmp_path, other) == (HunkStatus.PENDING, None)
+    assert (tmp_path / "calc.py").read_text() == WRITTEN
+    brief = await brief_of(tmp_path)
+    assert comment not in brief and "onflict" not in brief
+    assert comment not in await undelivered_of(tmp_path)
+    # Undone again and saved: an undo like the first, its comment told again.
+    await editor.command("baton.undo", {"hunkId": undone, "comment": "now for real"})
+    editor.save(uri)
+    await until(lambda: _status_is(tmp_path, undone, HunkStatus.UNDONE))
+    assert (tmp_path / "calc.py").read_text() == WRITTEN.replace("return 20\n", "return 2\n")
+    assert "now for real" in await brief_of(tmp_path)
+    await stop_editor(editor)
+
+
 async def test_ctrl_z_of_an_undo_then_un_accept_withdraws_the_comment(
     tmp_path: Path, capabilities: types.ClientCapabilities
 ) -> None:

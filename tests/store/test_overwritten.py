@@ -9,6 +9,8 @@ no view calls it landed, and the brief tells the agent it is gone instead of in 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from baton.api import calls
@@ -19,7 +21,7 @@ from baton.core.placement import expected_line
 from baton.effects import landings
 from baton.effects.recovery import settle_task
 
-from .test_landed import BASE, Agent, edit, hunks
+from .test_landed import BASE, Agent, edit, hunks, undo
 
 
 def two_landings() -> tuple[str, str]:
@@ -89,3 +91,92 @@ async def test_a_landing_in_flight_is_never_taken_for_the_developers_edit(
     (project / "f.py").write_text(edit(BASE, 20, "twenty-one\n"))  # the tool, mid-way
     await calls.resume(task.ws, task.id)
     assert (await task.state()).hunks[landed].status == HunkStatus.PENDING
+
+
+async def test_a_saved_undo_taken_back_by_a_save_is_withdrawn(
+    worker: Worker, project: Path
+) -> None:
+    """The mirror of a save over a landed hunk: an undo written to disk, then the agent's
+    lines saved back (an editor's Ctrl+Z and save, with no Baton server to see it). Every
+    brief and whoever settles the task find the hunk landed again, its undo's comment
+    withdrawn, no conflict; an undone hunk whose old lines are still there stays undone,
+    and a new file undone and written back is landed again too."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    written = edit(edit(BASE, 3, "three\n"), 20, "twenty\n")
+    await agent.write("f.py", written)
+    await agent.write("new.py", "X = 1\n")
+    state = await task.state()
+    top, below = sorted(
+        (h.id for h in state.hunks.values() if h.path == "f.py"),
+        key=lambda h: state.hunks[h].base_line,
+    )
+    (created,) = [h.id for h in state.hunks.values() if h.path == "new.py"]
+    for hid in (top, below, created):
+        assert await undo(task, hid, comment=f"why not {hid}") == "applied"
+    assert (project / "f.py").read_text() == BASE and not (project / "new.py").exists()
+    (project / "f.py").write_text(edit(BASE, 20, "twenty\n"))  # Ctrl+Z of one undo, saved
+    (project / "new.py").write_text("X = 1\n")
+
+    brief = render_markdown(await calls.resume(task.ws, task.id))
+    state = await task.state()
+    assert [state.hunks[h].status for h in (top, below, created)] == [
+        HunkStatus.UNDONE,
+        HunkStatus.PENDING,
+        HunkStatus.PENDING,
+    ]
+    assert f"why not {top}" in brief
+    assert f"why not {below}" not in brief and f"why not {created}" not in brief
+    assert "onflict" not in brief
+    assert (await settle_task(task.ws, task.id)).restored == []  # once
+    assert (project / "f.py").read_text() == edit(BASE, 20, "twenty\n")
+
+
+async def test_an_undone_change_the_agent_writes_again_is_reviewed_once(
+    worker: Worker, project: Path
+) -> None:
+    """The agent's own tool writing an undone change again is not the developer taking
+    the undo back: it is a new hunk to review (docs/agents.md), and the undone one stays
+    undone with its comment — never two landed hunks for the same lines."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    written = edit(BASE, 20, "twenty\n")
+    await agent.write("f.py", written)
+    (undone,) = await hunks(task, HunkStatus.PENDING)
+    assert await undo(task, undone, comment="not twenty") == "applied"
+    await agent.write("f.py", written)  # the agent ignores the brief
+
+    brief = render_markdown(await calls.resume(task.ws, task.id))
+    state = await task.state()
+    assert state.hunks[undone].status == HunkStatus.UNDONE
+    (again,) = await hunks(task, HunkStatus.PENDING)
+    assert again != undone and "not twenty" in brief
+    assert (await settle_task(task.ws, task.id)).restored == []
+
+
+async def test_baton_hunks_and_diff_list_a_taken_back_undo_as_landed(
+    worker: Worker, project: Path
+) -> None:
+    """`baton hunks` and `baton diff` look at the files before they list, as for a save
+    over a landed hunk: an undo the developer took back and saved is listed landed."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    written = edit(BASE, 20, "twenty\n")
+    await Agent(task, project).write("f.py", written)
+    (hid,) = await hunks(task, HunkStatus.PENDING)
+    for command in ("hunks", "diff"):
+        assert await undo(task, hid, comment="no") == "applied"
+        (project / "f.py").write_text(written)  # Ctrl+Z of the undo, saved
+        listed = baton_cli(project, command)
+        assert hid in listed and ("landed" in listed if command == "hunks" else True), listed
+        assert (await task.state()).hunks[hid].status == HunkStatus.PENDING, command
+
+
+def baton_cli(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "baton", *args], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -24,6 +24,7 @@ from baton.core.brief import (
     build_brief,
     file_states,
     next_actions,
+    writer,
 )
 from baton.core.brief_pages import (
     BESIDE_BRIEF,
@@ -374,8 +375,8 @@ def test_sections_come_in_priority_order_and_in_flight_says_it_all() -> None:
         rejected=[hunk("u1", "c.py", "undone", 9, landed=True, decided_lsn=20, comment="no")],
         remarks=[
             Remark(kind="feedback", text="no", hunk_id="u1", author="developer", lsn=20),
+            Remark(kind="note", text="agent's own note " * 30, lsn=19),
             Remark(kind="note", text=crash, author=BATON, lsn=21),
-            Remark(kind="note", text="agent's own note " * 30, lsn=22),
             Remark(kind="feedback", text="smaller hunks", author="developer", lsn=23),
         ],
         effects=[EffectBrief(id="e1", path="a.py", status="failed", outcome="conflict")],
@@ -396,10 +397,53 @@ def test_sections_come_in_priority_order_and_in_flight_says_it_all() -> None:
         "- a.py (changed since read): read it again before relying on it",
         "- e.py (accepted, to apply): `a1`:7",
     ]
-    assert "- c.py (written by you, awaiting review): `p1`:2" in md
+    assert "- c.py (written by an agent session, awaiting review): `p1`:2" in md
     assert "- d.py (kept): `k1`:5" in md
     notes = md.split("## Notes (newest first)\n")[1].splitlines()[0]
     assert len(notes) <= MAX_TEXT + 2 and notes.endswith("…")
+
+
+def test_a_crash_note_a_later_session_worked_past_is_history_not_in_flight() -> None:
+    """Claude Code killed, Codex took over (Baton's note) and ended its turn, Claude Code
+    starts again: the brief must not tell it that the session two handoffs back is the
+    last one and stopped without ending. The note stays, whole, among the notes."""
+    crash = (
+        "Interrupted write of calc.py: it landed whole and awaits the developer's review; "
+        "build on it. The last session (claude-code:a) stopped without ending: killed, "
+        "crashed or cut off."
+    )
+    remarks = [
+        Remark(kind="note", text=crash, author=BATON, lsn=30),
+        Remark(kind="note", text="Codex session c ended its turn.", lsn=31),
+    ]
+    md = render(page(brief(remarks=remarks)))
+    assert "## In flight" not in md and "The last session was cut off" not in md
+    notes = md.split("## Notes (newest first)\n")[1].splitlines()
+    assert notes[:2] == ["- Codex session c ended its turn.", f"- {crash}"]
+    # Before anyone worked past it, it is news: in flight, and the head says it.
+    fresh = render(page(brief(remarks=remarks[:1])))
+    assert f"## In flight\n- {crash}" in fresh and "The last session was cut off" in fresh
+
+
+@pytest.mark.parametrize(
+    ("made_by", "said"),
+    [
+        (None, "an agent session"),
+        ("codex:01a243a7-bb3a-77a2-afa2-e5d1006564fb", "Codex session 01a243a7"),
+        ("claude-code:ae5f6961-7d9e-4111-874c-bad872e879ad", "Claude Code session ae5f6961"),
+        ("w1", "w1"),  # an API worker's id, as it is
+    ],
+)
+def test_a_landed_hunk_is_said_to_be_written_by_its_product_and_session(
+    made_by: str | None, said: str
+) -> None:
+    assert writer(made_by) == said
+    hunk = HunkBrief(
+        id="p1", path="c.py", status="pending", line=2, summary="s", landed=True, made_by=made_by
+    )
+    assert f"- c.py (written by {said}, awaiting review): `p1`:2" in render(
+        page(brief(pending=[hunk]))
+    )
 
 
 def test_a_small_brief_is_one_page_with_no_footer() -> None:

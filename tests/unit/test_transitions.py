@@ -35,6 +35,7 @@ PROPOSED: dict[tuple[HunkStatus, Decision], HunkStatus | None] = {
     (S.UNDONE, D.REJECTED): None,
     (S.UNDONE, D.REOPENED): None,
     **{(status, D.SUPERSEDED): None for status in HunkStatus},  # stale: the agent re-proposes
+    **{(status, D.RESTORED): None for status in HunkStatus},  # only a landed hunk is undone
 }
 """A proposal: the file has its old lines until an accepted one is applied."""
 
@@ -59,6 +60,8 @@ LANDED: dict[tuple[HunkStatus, Decision], HunkStatus | None] = {
     (S.UNDONE, D.REOPENED): None,
     **{(status, D.SUPERSEDED): None for status in HunkStatus},
     (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # a save replaced its lines: the developer's
+    **{(status, D.RESTORED): None for status in HunkStatus},
+    (S.UNDONE, D.RESTORED): S.PENDING,  # a save put its lines back: the undo taken back
 }
 """A landed hunk: the agent's tool wrote it; review keeps it or writes its old lines back."""
 
@@ -145,11 +148,11 @@ def test_where_a_decision_leads_the_hunk_stands_on_it(
     landed: bool, status: HunkStatus, decision: Decision
 ) -> None:
     """Accepted or rejected, the new status is one that says so (the next repeat is then
-    recognised); reopened, it leaves no write due."""
+    recognised); reopened, superseded or restored, it leaves no write due."""
     after = next_status(hunk(status, landed), decision, writing=False)
     if after is None:
         return
-    if decision in (D.REOPENED, D.SUPERSEDED):
+    if decision in (D.REOPENED, D.SUPERSEDED, D.RESTORED):
         assert not hunk(after, landed).wants_write
     else:
         assert decided_as(after, landed) == decision

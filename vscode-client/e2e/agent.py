@@ -6,14 +6,20 @@
                           shapes.py, one in colors.py)
     agent.py landed WS    an agent's own tool wrote two changes to sizes.py (task 'landing':
                           landed hunks, to keep or undo)
-    agent.py claude WS    a Claude Code-like run whose tools wrote the files themselves
-                          (task 'claude', all landed): two Edits of cart.py (2 lines -> 5,
-                          a method added), a Write of a new file (report.py), and a
-                          `sed -i` through Bash (config.py, version.py); cart.py is also committed to
-                          git before the run, for git's quick diff to compare with
+    agent.py claude WS    a run of the real Claude Code (`make claude-code`; its model
+                          scripted on loopback, tests/agents/) under `baton init
+                          claude-code`: its tools write the files, all landed: a Read,
+                          Edits of cart.py (a check added to add(), total() grown from 2
+                          lines to 5, a count() method added), a Write of a new file
+                          (report.py), and `sed -i` through Bash (config.py, version.py);
+                          the files are committed to git before the run, for git's quick
+                          diff to compare with
+    agent.py next-turn WS the next Claude Code turn (--resume) after the review: prints
+                          what its first model request newly carried, as JSON
     agent.py long WS      a long task (task 'long': 150 pending hunks in five files, more
                           than the Tasks view reads at first)
-    agent.py state WS ID  print the stored hunks of a task as JSON (status, comment, path)
+    agent.py state WS [ID] print the stored hunks of a task (else the only one) as JSON
+                          (status, comment, path)
 
 The seed is the one tests/lsp/conftest.py uses, so both suites review the same proposals.
 """
@@ -22,13 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from baton.effects import landings
 from baton.agent import Worker
+from baton.effects import landings
 from baton.workspace.workspace import Workspace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: its tests/
+from tests.agents import claude
+from tests.agents.scripted_model import ScriptedModel, Turn, TurnLike, blocks
 
 CALC = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
 UTIL = "def greet(name):\n    return 'hello ' + name\n"
@@ -95,41 +106,88 @@ CART = """class Cart:
     def total(self):
         return round(sum(p for _, p in self.items), 2)
 """
-CART_EDITED = CART.replace(
-    "        self.items.append((name, price))\n",
-    "        if price < 0:\n"
-    "            raise ValueError(f\"negative price for {name}\")\n"
-    "        self.items.append((name, price))\n",
-).replace(
-    "    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n",
-    "    def total(self):\n"
-    "        total = 0\n"
-    "        for _, price in self.items:\n"
-    "            total += price\n"
-    "        return round(total, 2)\n"
-    "\n"
-    "    def count(self):\n"
-    "        \"\"\"How many items the cart holds.\"\"\"\n"
-    "        return len(self.items)\n",
+CART_EDITS = (
+    (
+        "        self.items.append((name, price))\n",
+        "        if price < 0:\n"
+        '            raise ValueError(f"negative price for {name}")\n'
+        "        self.items.append((name, price))\n",
+    ),
+    (
+        "    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n",
+        "    def total(self):\n"
+        "        total = 0\n"
+        "        for _, price in self.items:\n"
+        "            total += price\n"
+        "        return round(total, 2)\n",
+    ),
+    (
+        "        return round(total, 2)\n",
+        "        return round(total, 2)\n"
+        "\n"
+        "    def count(self):\n"
+        '        """How many items the cart holds."""\n'
+        "        return len(self.items)\n",
+    ),
 )
+"""The Edits of cart.py (old_string, new_string), in order: a check in add() (1 line
+becomes 3), total() grown from 2 lines to 5, and a count() method added after it. Against
+the last reviewed state the last two are one hunk: cart.py has two to review."""
+CART_EDITED = CART
+for _old, _new in CART_EDITS:
+    CART_EDITED = CART_EDITED.replace(_old, _new)
 REPORT = "".join(
     [
         "from cart import Cart\n",
         "\n",
         "\n",
         "def report(cart: Cart) -> str:\n",
-        "    lines = [f\"{name}: {price:.2f}\" for name, price in cart.items]\n",
-        "    lines.append(f\"total: {cart.total():.2f}\")\n",
-        "    return \"\\n\".join(lines)\n",
+        '    lines = [f"{name}: {price:.2f}" for name, price in cart.items]\n',
+        '    lines.append(f"total: {cart.total():.2f}")\n',
+        '    return "\\n".join(lines)\n',
     ]
 )
 CONFIG = "CURRENCY = 'EUR'\nROUNDING = 2\n"
 VERSION = "VERSION = '1.0'\n"
 
 
-async def claude(root: Path) -> None:
-    """What Claude Code's hooks record for Edit, Write and Bash (a landing announced before
-    the tool, settled after it), with the tools' writes done here."""
+PROMPT = "Harden the cart: validate prices, add count(), and a report."
+NEXT_PROMPT = "Go on with the cart."
+SEDS = ("sed -i 's/ROUNDING = 2/ROUNDING = 3/' config.py", "sed -i 's/1.0/1.1/' version.py")
+"""Two commands: 2.1.328 asks for approval (refused headless) of a sed with several -e."""
+
+
+def claude_script(root: Path) -> list[TurnLike]:
+    """The scripted model's turns: a Read, the Edits of cart.py (CART_EDITS), a Write of
+    report.py, `sed -i` of config.py and version.py through Bash, the end of the turn; then the next
+    turn's answer."""
+    cart = str(root / "cart.py")
+    edits = [[Turn.call("Edit", file_path=cart, old_string=o, new_string=n)] for o, n in CART_EDITS]
+    return [
+        [Turn.call("Read", file_path=cart)],
+        *edits,
+        [Turn.call("Write", file_path=str(root / "report.py"), content=REPORT)],
+        *([Turn.call("Bash", command=sed, description="Round to 3, version 1.1")] for sed in SEDS),
+        "Prices are validated, count() and report.py added, rounding and version bumped.",
+        "Understood: I will build on what you kept.",
+    ]
+
+
+def session_file(root: Path) -> Path:
+    return claude.home_for(root) / "baton-e2e-session.json"
+
+
+def claude_env() -> dict[str, str | None]:
+    """What Claude Code, its hooks and Baton's hook daemon inherit from this run:
+    run.mjs's marker, by which it ends every process of the run at its end."""
+    return {"BATON_E2E_RUN": os.environ.get("BATON_E2E_RUN")}
+
+
+def claude_run(root: Path) -> None:
+    """A real Claude Code session in ROOT (its model scripted on loopback), with the hooks
+    `baton init claude-code` installs: its tools write the files, Baton's hooks record
+    them, all landed. cart.py, config.py and version.py are committed to git first, for
+    git's quick diff to compare with."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "cart.py").write_text(CART)
     (root / "config.py").write_text(CONFIG)
@@ -138,24 +196,45 @@ async def claude(root: Path) -> None:
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "cart.py", "config.py", "version.py"], check=True)
     subprocess.run([*git, "commit", "-qm", "before the agent"], check=True)
-    async with await Worker.open(root, worker_id="claude-code", ttl=60) as worker:
-        task = await worker.begin("Harden the cart", "validate prices, add count()", task_id="claude")
-        await task.read("cart.py")
-        middle = CART_EDITED.split("    def total")[0] + "    def total" + CART.split("    def total")[1]
-        steps = [
-            ("toolu_1", "cart.py", "Edit", middle),
-            ("toolu_2", "cart.py", "Edit", CART_EDITED),
-            ("toolu_3", "report.py", "Write", REPORT),
-            ("toolu_4", "config.py", "Bash", CONFIG.replace("ROUNDING = 2", "ROUNDING = 3")),
-        ]
-        for call, path, tool, text in steps:
-            await landings.announce(task.ws, task.id, call, path, tool)
-            (root / path).write_text(text)
-            if tool == "Bash":  # the same `sed -i` bumps the version too
-                await landings.announce(task.ws, task.id, f"{call}-v", "version.py", tool)
-                (root / "version.py").write_text(VERSION.replace("1.0", "1.1"))
-                await landings.settle(task.ws, task.id, f"{call}-v")
-            await landings.settle(task.ws, task.id, call)
+    init = subprocess.run(
+        [sys.executable, "-m", "baton", "init", "claude-code"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if init.returncode != 0:
+        raise SystemExit(f"baton init claude-code: {init.stderr}")
+    with ScriptedModel(claude_script(root)) as model:
+        done = claude.run(root, PROMPT, model, env=claude_env()).check()
+    session_file(root).write_text(json.dumps({"session_id": done.session_id}))
+    want = {
+        "cart.py": CART_EDITED,
+        "report.py": REPORT,
+        "config.py": CONFIG.replace("ROUNDING = 2", "ROUNDING = 3"),
+        "version.py": VERSION.replace("1.0", "1.1"),
+    }
+    for name, text in want.items():
+        if (root / name).read_text() != text:
+            raise SystemExit(f"Claude Code's tools left {name} as:\n{(root / name).read_text()}")
+
+
+def next_turn(root: Path) -> None:
+    """The next real Claude Code turn (`--resume` of the session `claude` ran) after the
+    review: prints, as JSON, what its first model request carried that the conversation
+    did not hold before (the hooks' additional context and the prompt), and that the
+    session went on."""
+    session = json.loads(session_file(root).read_text())["session_id"]
+    with ScriptedModel(claude_script(root)) as model:
+        done = claude.run(root, NEXT_PROMPT, model, resume=session, env=claude_env()).check()
+        first = model.turns[0]
+    messages = first.messages
+    last = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+    new = [
+        text
+        for m in messages[last + 1 :]
+        for b in blocks(m)
+        for text in [b.get("text", "")]
+        if b.get("type") == "text" and text
+    ]
+    print(json.dumps({"session_id": done.session_id, "received": new}))
 
 
 async def long(root: Path) -> None:
@@ -169,9 +248,11 @@ async def long(root: Path) -> None:
             await task.propose(name, new, summary="ten times")
 
 
-async def state(root: Path, task_id: str) -> None:
+async def state(root: Path, task_id: str | None) -> None:
     ws = await Workspace.open(root)
     try:
+        if task_id is None:  # the one task (a Claude Code session's)
+            (task_id,) = await ws.task_ids()
         st = await ws.state(task_id)
         hunks = [
             {"id": h.id, "path": h.path, "status": h.status.value, "comment": h.comment}
@@ -193,11 +274,13 @@ def main(argv: list[str]) -> None:
     elif cmd == "landed":
         asyncio.run(landed(root))
     elif cmd == "claude":
-        asyncio.run(claude(root))
+        claude_run(root)
+    elif cmd == "next-turn":
+        next_turn(root)
     elif cmd == "long":
         asyncio.run(long(root))
     elif cmd == "state":
-        asyncio.run(state(root, argv[2]))
+        asyncio.run(state(root, argv[2] if len(argv) > 2 else None))
     else:
         raise SystemExit(f"unknown command {cmd}")
 

@@ -5,12 +5,13 @@
 //      as extensionDevelopmentPath; VS Code reports the exit code via window.codeAutomationExit;
 //   2. one UI test on the packaged baton.vsix: open the Baton view, see the inline view
 //      (each hunk drawn in the file), click Accept on a code lens, see the file and the tree change; open a hunk's diff from its Diff lens, edit the
-//      right side and click Accept Edited Version; with screenshots (see E2E_IMAGES).
+//      right side and click Accept Edited Version; with screenshots (see E2E_IMAGES);
+//   3. the review UI test, after a real Claude Code run (see reviewTest below).
 //
-// Usage: node e2e/run.mjs [host|ui]...   (default: both). Needs e2e/install.sh, npm run build,
+// Usage: node e2e/run.mjs [host|ui|review]...   (default: host and ui; ui runs review too). Needs e2e/install.sh, npm run build,
 // build:e2e and package first (`npm run e2e` does all). Env: E2E_IMAGES (where the
 // screenshots go), BATON_PYTHON (default:
-// ../.venv/bin/python), E2E_TIMEOUT seconds for everything (default 300), E2E_KEEP=1 keeps
+// ../.venv/bin/python), E2E_TIMEOUT seconds for everything (default 450), E2E_KEEP=1 keeps
 // the temp dir. Every code-server runs in its own process group, killed at the end.
 
 // The functions given to page.waitForFunction run in the browser page, where `document` is.
@@ -27,7 +28,7 @@ const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(EXT, '..');
 const CODE_SERVER = path.join(EXT, '.e2e/code-server/node_modules/.bin/code-server');
 const PYTHON = process.env.BATON_PYTHON || path.join(REPO, '.venv/bin/python');
-const TIMEOUT = Number(process.env.E2E_TIMEOUT || 300) * 1000;
+const TIMEOUT = Number(process.env.E2E_TIMEOUT || 450) * 1000;
 const which = process.argv.slice(2).length ? process.argv.slice(2) : ['host', 'ui'];
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-e2e-'));
@@ -57,10 +58,17 @@ const SETTINGS = {
   'baton.python': PYTHON,
 };
 
+/** Runs `e2e/agent.py how ws`, whatever it starts marked as this run's (see killAll). */
+function agent(how, ws) {
+  const env = { ...process.env, BATON_E2E_RUN: tmp };
+  const r = spawnSync(PYTHON, [path.join(EXT, 'e2e/agent.py'), how, ws], { encoding: 'utf8', env, timeout: 180_000 });
+  if (r.status !== 0) throw new Error(`agent.py ${how} ${ws} failed: ${r.stderr || r.error}`);
+  return r.stdout;
+}
+
 function seed(name, how = 'seed') {
   const ws = path.join(tmp, name);
-  const r = spawnSync(PYTHON, [path.join(EXT, 'e2e/agent.py'), how, ws], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`seeding ${ws} failed: ${r.stderr || r.error}`);
+  agent(how, ws);
   return ws;
 }
 
@@ -283,10 +291,13 @@ async function uiTest() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The review loop on a Claude Code-like run (e2e/agent.py claude: two Edits, a new file, a
-// Bash edit, all landed), through the packaged extension: the quick diff against the last
-// reviewed state beside git's, then next hunk, keep, undo with a comment and Ctrl+Z of it,
-// undo of the new file, typing inside a landed hunk; the files on disk after each step.
+// The review loop after a real Claude Code run (e2e/agent.py claude: Claude Code 2.1.328
+// under `baton init claude-code`, its model scripted on loopback; a Read, Edits of cart.py,
+// a new file, `sed -i` through Bash, all landed), through the packaged extension: the quick
+// diff against the last reviewed state beside git's, then next hunk, keep, undo with a
+// comment and Ctrl+Z of it, Ctrl+Z of a saved undo, undo of the new file, typing inside a
+// landed hunk; the files on disk after each step; then the next real Claude Code turn
+// (--resume), and what its model request carried of the review.
 
 const CART_EDITED = `class Cart:
     def __init__(self):
@@ -308,10 +319,13 @@ const CART_EDITED = `class Cart:
         return len(self.items)
 `;
 
+const UNDO_COMMENT = 'keep the one-line total';
+const WITHDRAWN = 'X: taken back by Ctrl+Z before the save';
+const WITHDRAWN_SAVED = 'Y: taken back by Ctrl+Z after the save';
+
+/** The stored hunks of the workspace's one task (the Claude Code session's). */
 function stored(ws) {
-  const r = spawnSync(PYTHON, [path.join(EXT, 'e2e/agent.py'), 'state', ws, 'claude'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`agent.py state: ${r.stderr}`);
-  return JSON.parse(r.stdout).hunks;
+  return JSON.parse(agent('state', ws)).hunks;
 }
 
 async function until(what, probe, ms = 20_000) {
@@ -489,7 +503,7 @@ async function reviewTest() {
       await page.keyboard.press('Control+Shift+Alt+Backspace');
       const input = page.locator('.quick-input-widget input');
       await input.waitFor({ timeout: 10_000 });
-      await input.fill('X');
+      await input.fill(WITHDRAWN);
       await page.keyboard.press('Enter');
       await until('the undo in the buffer', async () => !/total \+= price/.test((await page.locator('.editor-instance .view-lines').innerText()).replace(/\u00a0/g, ' ')));
       await page.keyboard.press('Control+z');
@@ -501,7 +515,9 @@ async function reviewTest() {
       });
       if (cart() !== CART_EDITED) throw new Error('cart.py is not as the developer sees it');
     });
-    await step('undo with a comment and save: the old lines back on disk, the comment recorded', async () => {
+    // The hunk is the one-line total replaced by eight lines (the new body and count()).
+    const undoneCart = `${CART_EDITED.split('    def total')[0]}    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n`;
+    const undoWithComment = async (comment) => {
       // The word of the last arrival gone first: the same words will say this one.
       await until("the last arrival's word gone", async () => (await page.locator('.statusbar-item', { hasText: 'to review ·' }).count()) === 0);
       await toTop(page);
@@ -511,17 +527,30 @@ async function reviewTest() {
       await page.keyboard.press('Control+Shift+Alt+Backspace');
       const input = page.locator('.quick-input-widget input');
       await input.waitFor({ timeout: 10_000 });
-      await input.fill('keep the one-line total');
+      await input.fill(comment);
       await page.keyboard.press('Enter');
       await until('the old line back in the buffer', async () => /return round\(sum/.test((await page.locator('.editor-instance .view-lines').innerText()).replace(/\u00a0/g, ' ')));
       await page.keyboard.press('Control+s');
       await until('undone in the store, with the comment', () => {
         const h = hunksOf('cart.py')[1];
-        return h && h.status === 'undone' && h.comment === 'keep the one-line total';
+        return h && h.status === 'undone' && h.comment === comment;
       });
-      // The hunk is the one-line total replaced by eight lines (the new body and count()).
-      const want = `${CART_EDITED.split('    def total')[0]}    def total(self):\n        return round(sum(p for _, p in self.items), 2)\n`;
-      if (cart() !== want) throw new Error(`cart.py on disk:\n${cart()}`);
+      if (cart() !== undoneCart) throw new Error(`cart.py on disk:\n${cart()}`);
+    };
+    await step('undo with a comment and save, then Ctrl+Z and save again: the undo withdrawn, the hunk landed again', async () => {
+      await undoWithComment(WITHDRAWN_SAVED);
+      await page.keyboard.press('Control+z');
+      await until('the undo taken back in the buffer', async () => /total \+= price/.test((await page.locator('.editor-instance .view-lines').innerText()).replace(/\u00a0/g, ' ')));
+      await page.keyboard.press('Control+s');
+      await until('the hunk landed again, not a conflict, its comment withdrawn', () => {
+        const h = hunksOf('cart.py')[1];
+        return h && h.status === 'pending' && h.comment === '' && h;
+      });
+      if (cart() !== CART_EDITED) throw new Error(`cart.py is not as the developer sees it:\n${cart()}`);
+      await until("Baton's lenses on the hunk again", async () => (await page.locator('.codelens-decoration a', { hasText: 'Undo' }).count()) > 0);
+    });
+    await step('undo with a comment and save: the old lines back on disk, the comment recorded', async () => {
+      await undoWithComment(UNDO_COMMENT);
     });
     await step('undo of the new file (report.py) and save: the file is gone', async () => {
       await openFile(page, 'report.py');
@@ -546,6 +575,28 @@ async function reviewTest() {
       await page.keyboard.press('Control+s');
       await until('config.py saved', () => fs.readFileSync(path.join(ws, 'config.py'), 'utf8') === "CURRENCY = 'EUR'\nROUNDING = 3  # three places\n");
       await until('the hunk superseded: the developer\'s now', () => !hunksOf('config.py').some((h) => h.status === 'pending'));
+    });
+    await step("the next Claude Code turn's request: the undo's comment, not the withdrawn ones, nothing kept asked again, no conflict", async () => {
+      const hunks = stored(ws);
+      const kept = hunks.filter((h) => h.status === 'applied').map((h) => h.id);
+      if (kept.length !== 2) throw new Error(`kept: ${JSON.stringify(hunks)}`);
+      const { received } = JSON.parse(agent('next-turn', ws));
+      const text = received.join('\n');
+      fs.writeFileSync(path.join(tmp, 'next-turn.txt'), text);
+      if (!text.includes('# Handoff:')) throw new Error(`no brief in the next request: ${text}`);
+      if (!text.includes(UNDO_COMMENT)) throw new Error(`the undo's comment is not in the next request: ${text}`);
+      for (const withdrawn of [WITHDRAWN, WITHDRAWN_SAVED]) {
+        if (text.includes(withdrawn)) throw new Error(`a withdrawn comment reached the agent: ${withdrawn}`);
+      }
+      if (/conflict/i.test(text)) throw new Error(`the next request speaks of a conflict: ${text}`);
+      const awaiting = /## Awaiting review[^\n]*\n([\s\S]*?)(\n## |$)/.exec(text)?.[1] ?? '';
+      for (const id of kept) {
+        if (awaiting.includes(id)) throw new Error(`kept hunk ${id} is asked again: ${awaiting}`);
+        if (!new RegExp(`\\(kept\\): \`${id}\``).test(text)) throw new Error(`kept hunk ${id} is not said kept: ${text}`);
+      }
+      // The files are as the review left them: the next turn wrote nothing.
+      if (cart() !== undoneCart) throw new Error(`cart.py on disk:\n${cart()}`);
+      if (fs.existsSync(path.join(ws, 'report.py'))) throw new Error('report.py is back');
     });
     if (failed.length) log(`review: failed steps: ${failed.join(' | ')}`);
     return failed.length === 0;

@@ -31,12 +31,12 @@ from typing import Any
 
 from baton.api import brief_page
 from baton.api.worker import Task
-from baton.core import brief_pages, keys, paths
-from baton.core.brief_pages import BESIDE_BRIEF, CLAUDE_CODE_CONTEXT
+from baton.core import keys, paths
+from baton.core.brief_pages import CLAUDE_CODE_CONTEXT
 from baton.core.changes import ChangeRefused
 from baton.core.hashing import content_hash
 from baton.core.ops import StepStatus
-from baton.effects import landings, overwritten, recovery, shell_snapshots
+from baton.effects import landings, overwritten, recovery, restored, shell_snapshots
 from baton.effects.final_state import read_current
 from baton.workspace.workspace import Workspace
 
@@ -72,13 +72,10 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
     name = event.hook_event_name
     if name == "SessionStart":
         task = await sessions.current(ws, session, take_over=True)
-        reply.context.append(ABOUT)
-        missed = hookio.take_gaps(ws.root)
-        if missed:
-            reply.context.append(turns.gaps_text(missed, BESIDE_BRIEF - len(ABOUT) - 4))
-        if task is not None:
-            state = await task.state()
-            reply.context.append(brief_pages.render(await brief_page.page_one(ws, task.id)))
+        state = await task.state() if task is not None else None
+        page = await brief_page.page_one(ws, task.id) if task is not None else None
+        reply.context += turns.briefing(page, hookio.take_gaps(ws.root))
+        if task is not None and state is not None:
             await sessions.mark_delivered(task, state.lsn)
         return reply
     task = await sessions.current(ws, session)
@@ -91,6 +88,8 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
             return reply
         if overwritten.awaiting(await task.state()):  # a save since replaced one's lines
             await overwritten.supersede_overwritten(ws, task.id)
+        if restored.undone(await task.state()):  # a save since put an undone one back
+            await restored.withdraw_restored(ws, task.id)
         await _tell(ws, task, reply)
         if prompt.strip():
             await task.remark("feedback", prompt[: 16 * 1024], author="developer")

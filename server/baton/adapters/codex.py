@@ -36,8 +36,8 @@ from typing import Any
 
 from baton.api import brief_page
 from baton.api.worker import Task
-from baton.core import apply_patch, brief_pages, keys, paths
-from baton.core.brief_pages import BESIDE_BRIEF, CODEX_CONTEXT
+from baton.core import apply_patch, keys, paths
+from baton.core.brief_pages import CODEX_CONTEXT
 from baton.effects import landings, recovery, shell_snapshots
 from baton.effects.final_state import read_current
 from baton.workspace import agent_sessions
@@ -120,13 +120,10 @@ async def _session_start(ws: Workspace, session: Session, event: HookEvent, repl
         reply.context.append(RESUMED)
         sessions.note_briefed(ws, session, task.epoch)
         return
-    reply.context.append(turns.ABOUT)
-    missed = hookio.take_gaps(ws.root)
-    if missed:
-        reply.context.append(turns.gaps_text(missed, BESIDE_BRIEF - len(turns.ABOUT) - 4))
-    if task is not None:
-        state = await task.state()
-        reply.context.append(brief_pages.render(await brief_page.page_one(ws, task.id)))
+    state = await task.state() if task is not None else None
+    page = await brief_page.page_one(ws, task.id) if task is not None else None
+    reply.context += turns.briefing(page, hookio.take_gaps(ws.root))
+    if task is not None and state is not None:
         await sessions.mark_delivered(task, state.lsn)
         sessions.note_briefed(ws, session, task.epoch)
 

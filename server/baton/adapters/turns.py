@@ -73,7 +73,7 @@ class Reply:
         """What the developer must see at once (the product shows `systemMessage`)."""
 
     def output(self) -> dict[str, Any] | None:
-        text = "\n\n".join(c for c in self.context if c)
+        text = joined(self.context)
         out: dict[str, Any] = {"hookEventName": self.event}
         if text:
             out["additionalContext"] = text
@@ -86,7 +86,26 @@ class Reply:
         return answer or None
 
 
-def gaps_text(missed: list[str], budget: int) -> str:
+def joined(parts: Sequence[str]) -> str:
+    """The pieces of a hook's context as the one text its channel carries."""
+    return "\n\n".join(c for c in parts if c)
+
+
+def briefing(page: brief_pages.Page | None, missed: Sequence[str] = ()) -> list[str]:
+    """What a new session of any product is handed at SessionStart, in its channel:
+    Baton's note on recording, the events hooks could not record (`missed`), and page 1
+    of the brief of the task it takes over, if any. Within every channel of
+    brief_pages.CHANNELS: the note and the gaps within BESIDE_BRIEF, page 1 within the
+    rest. One definition for every adapter and for `baton resume --for PRODUCT`."""
+    parts = [ABOUT]
+    if missed:
+        parts.append(gaps_text(missed, brief_pages.BESIDE_BRIEF - len(ABOUT) - 4))
+    if page is not None:
+        parts.append(brief_pages.render(page))
+    return parts
+
+
+def gaps_text(missed: Sequence[str], budget: int) -> str:
     """The events hooks could not record, in at most `budget` bytes (never fewer than the
     characters a channel counts): each cut to a line, the rest counted (hooks.log has
     them all)."""

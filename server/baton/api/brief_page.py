@@ -17,11 +17,13 @@ what was kept. So it is built here from:
   page could ever show (each costs at least its id), from the index;
 * the landed hunks awaiting review, when there are any: each is checked against the disk
   (a save over an agent's write makes it the developer's, effects/overwritten.py) and
-  places the hunks of its file.
+  places the hunks of its file; and each undone landed hunk is checked against the disk
+  too (an undo a save took back is withdrawn, effects/restored.py).
 
 The result is the same page the whole brief gives (tests/store/test_brief_page.py holds
 the two side by side); whenever it cannot be (the index is behind, an op since the
-checkpoint moves the review, a hunk may be gone from its file, the task moved meanwhile),
+checkpoint moves the review, a hunk may be gone from its file or back in it, the task
+moved meanwhile),
 `first_page` answers None and the caller builds the whole brief.
 """
 
@@ -37,7 +39,7 @@ from baton.core.ops import HunkStatus
 from baton.core.placement import Shifts, applied_shifts, expected_line
 from baton.core.review_index import KEYS, ReviewSummary, hunk_of
 from baton.core.state import HunkState, TallyKey
-from baton.effects import overwritten
+from baton.effects import overwritten, restored
 from baton.store import StoreError
 from baton.workspace import review_index
 from baton.workspace.workspace import Workspace
@@ -93,6 +95,8 @@ async def first_page(
     busy = {x.path for x in rest.dangling_landings()}  # the agent is writing them: as handoff
     if landed and await overwritten.maybe_gone(ws, [h for h in landed if h.path not in busy]):
         return None  # the whole brief's handoff supersedes what a save took out
+    if await restored.maybe_back(ws, [h for h in decided if h.path not in busy]):
+        return None  # and withdraws an undo a save took back
     files = await ws.store.review_files(task_id, PENDING)
     first = await _first_pending(ws, task_id)
     again = await _current(ws, task_id)

@@ -61,7 +61,7 @@ from baton.core.ops import (
 from baton.core.patch import DiffError, FilePatch, apply_file_patch, parse_patch
 from baton.core.placement import applied_shifts, expected_line
 from baton.core.state import Change, HunkBody, HunkState, TaskState
-from baton.effects import overwritten
+from baton.effects import overwritten, restored
 from baton.effects.commit import CommitResult
 from baton.effects.commit import commit as commit_kept
 from baton.effects.recorder import EffectResult
@@ -655,10 +655,13 @@ class Task:
 
 async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
     """The brief for any task, whoever holds it: compares files read with the disk now,
-    and never tells the agent a change of its is in a file a save took it out of."""
+    and never tells the agent a change of its is in a file a save took it out of, nor
+    that one is undone that a save put back."""
     state = await ws.state(task_id)
     if overwritten.awaiting(state) and await overwritten.supersede_overwritten(ws, task_id):
         state = await ws.state(task_id)
+    if restored.undone(state) and await restored.withdraw_restored(ws, task_id):
+        state = await ws.state(task_id)  # an undo a save took back: not told as undone
     return build_brief(state, files_now(ws, state), ws.checkout.holds)
 
 

@@ -19,7 +19,7 @@ from baton.core.limits import InvalidInput
 from baton.core.ops import Decision, HunkStatus, TaskFinished
 from baton.core.review_index import words_of
 from baton.core.state import HunkState, UnreadableOp, in_review_order, tally_key
-from baton.effects import overwritten
+from baton.effects import overwritten, restored
 from baton.effects.apply import apply_accepted, temp_leftovers
 from baton.effects.landings import Landed
 from baton.effects.recorder import EffectResult
@@ -132,8 +132,8 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
     `--json` lists every hunk unless asked for a page, which comes with its cursor."""
     async with await open_workspace(args) as ws:
         got = await listing.listing(ws, args)
-        if await supersede_overwritten_in(ws, got.rows):  # a save replaced some: the
-            got = await listing.listing(ws, args)  # developer's now, out of the listing
+        if await supersede_overwritten_in(ws, got.rows):  # a save replaced some or put
+            got = await listing.listing(ws, args)  # some back: listed as they are now
         where = await diffs.lines_now(ws, got.rows) if not args.json else {}
     rows = [{"task_id": t, **h.model_dump(mode="json")} for t, h in got.rows] if args.json else []
     if args.json and listing.paged(args):
@@ -185,19 +185,27 @@ async def cmd_log(args: argparse.Namespace) -> None:
 
 
 async def supersede_overwritten_in(ws: Workspace, rows: list[tuple[str, HunkState]]) -> bool:
-    """Landed hunks awaiting review on this page whose lines a save replaced become the
-    developer's before they are listed as landed (effects/overwritten.py): the page's
-    files are looked at, and only a task with a hunk gone from them is folded."""
+    """What saves did to the landed hunks on this page, before they are listed: those
+    awaiting review whose lines a save replaced become the developer's
+    (effects/overwritten.py), and undone ones whose lines a save put back are landed
+    again (effects/restored.py). The page's files are looked at, and only a task with
+    such a hunk is folded."""
     awaiting = [(t, h) for t, h in rows if h.landed and h.status == HunkStatus.PENDING]
     gone_here = await overwritten.maybe_gone(ws, (h for _, h in awaiting))
+    back_here = await restored.maybe_back(ws, (h for _, h in rows))
     landed: dict[str, set[str]] = {}
-    for task_id, h in awaiting:
+    undone: dict[str, set[str]] = {}
+    for task_id, h in rows:
         if h.id in gone_here:  # only then is the task folded, to decide
             landed.setdefault(task_id, set()).add(h.path)
-    gone = False
+        if h.id in back_here:
+            undone.setdefault(task_id, set()).add(h.path)
+    moved = False
     for task_id, files in landed.items():
-        gone = bool(await overwritten.supersede_overwritten(ws, task_id, files)) or gone
-    return gone
+        moved = bool(await overwritten.supersede_overwritten(ws, task_id, files)) or moved
+    for task_id, files in undone.items():
+        moved = bool(await restored.withdraw_restored(ws, task_id, files)) or moved
+    return moved
 
 
 def _status(hunk: HunkState) -> str:
@@ -222,6 +230,7 @@ async def cmd_diff(args: argparse.Namespace) -> None:
             args.status = "review"
         for task_id in [args.task] if args.task else await ws.task_ids():
             await overwritten.supersede_overwritten(ws, task_id)  # a save replaced them
+            await restored.withdraw_restored(ws, task_id)  # a save put them back
         shown = await diffs.placed_hunks(ws, await selected_hunks(ws, args))
     print_diffs(args, shown)
 
@@ -242,12 +251,29 @@ def _short(text: str, width: int = 70) -> str:
 
 
 async def cmd_resume(args: argparse.Namespace) -> None:
-    """A page of the brief: page 1 by default, at most 16 KiB however long the task ran."""
+    """A page of the brief: page 1 by default, at most 16 KiB however long the task ran.
+    `--for PRODUCT`: what that product's next session is handed at its start, in its
+    channel (the adapters' own definition, adapters/turns.briefing)."""
+    reader = args.reader or ("json" if args.json else "markdown")
+    if args.json and reader != "json":
+        raise InvalidInput(f"--json and --for {reader}: give one of them")
+    args.json = reader == "json"
     where = {k: v for k in ("page", "cursor") if (v := getattr(args, k)) is not None}
+    product = reader in brief_pages.CHANNELS
+    if product and (where.get("page", 1) != 1 or "cursor" in where):
+        raise InvalidInput(
+            f"--for {reader} is what a new {reader} session is handed: page 1 with Baton's "
+            f"note; its later pages are read as Markdown (`baton resume {args.task} --page N`)"
+        )
     async with await open_workspace(args) as ws:
         page = await calls.resume_page(
             ws, args.task, arguments(calls.ResumeArgs, **where), at=args.at
         )
+    if product:
+        from baton.adapters import turns
+
+        print(turns.joined(turns.briefing(page)))
+        return
     emit(args, brief_pages.as_json(page), lambda: brief_pages.render(page).rstrip())
 
 

@@ -30,6 +30,11 @@ STATUS_WORDS = (
 STEP_STATUSES = ("pending", "in_progress", "awaiting_review", "done")
 """models.StepStatus's values, in its order: what `baton agent step` takes."""
 
+RESUME_FOR = ("claude-code", "codex", "markdown", "json")
+"""Whom `baton resume --for` renders the brief for: each agent product of
+brief_pages.CHANNELS (by its name, daemon/wire.PRODUCTS), a person or another agent
+(Markdown), or a program (the paged JSON)."""
+
 DEFAULT_TTL = 30.0
 """agent.DEFAULT_TTL: the lease an agent command asks for unless told."""
 
@@ -212,6 +217,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     if s := add("resume", common):
         s.add_argument("task")
         paging(s)
+        s.add_argument(
+            "--for",
+            dest="reader",
+            choices=RESUME_FOR,
+            help="whoever is next: a product's new session (what its hook hands it, sized "
+            "for its channel), markdown (the default: a page), json (as --json)",
+        )
         s.add_argument("--at", type=int, metavar="LSN", help="as it was right after the op at LSN")
         s.set_defaults(run="resume")
     for name in ("accept", "reject", "keep", "undo", "reopen"):

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from . import authors
 from .ops import Entry, Hash, HunkStatus, Model, StepStatus
 from .placement import Shifts, applied_shifts, expected_line
 from .state import EffectState, HunkState, Remark, Step, TaskState, UnreadableOp, in_review_order
@@ -74,6 +75,10 @@ class HunkBrief(Entry):
     """Its line in the text it was made against (0-based): the brief lists a file's hunks
     in this order, the review index's (`state.page_key`), so a page can be read from the
     index without placing every hunk of the file."""
+    made_by: str | None = None
+    """Who wrote a landed hunk: the worker that announced its tool's write, for an agent
+    product its session (`codex:<session id>`); None when not known or not landed. A task
+    carried between products has hunks of several."""
 
 
 class EffectBrief(Entry):
@@ -114,7 +119,13 @@ class HandoffBrief(Model):
     NOTES_KEPT (the log keeps them, `baton log`). Empty otherwise."""
 
 
-def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
+def writer(made_by: str | None) -> str:
+    """Who wrote a landed hunk, as a line of the brief says it: as every face says it
+    (authors.label: "Codex session 01a243a7"; the JSON has it whole)."""
+    return authors.label(made_by) or "an agent session"
+
+
+def hunk_brief(h: HunkState, line: int | None = None, made_by: str | None = None) -> HunkBrief:
     """`line`: where it is expected in the file now (0-based; placement.expected_line),
     the line the editor, `baton hunks` and `baton diff` show; else its base line."""
     return HunkBrief(
@@ -128,6 +139,7 @@ def hunk_brief(h: HunkState, line: int | None = None) -> HunkBrief:
         landed=h.landed,
         decided_lsn=h.decided_lsn,
         base_line=h.base_line,
+        made_by=made_by if h.landed else None,
     )
 
 
@@ -234,8 +246,13 @@ def assemble(
     by `line_of`; `decided` holds every decided hunk by id (whether a failed write is
     still wanted). Its next actions are left for the caller (`next_actions`)."""
 
+    writers: dict[str, str | None] = {}  # state.made_by's answer, for every hunk at once
+    for x in state.landings.values():
+        if x.change_id is not None:
+            writers.setdefault(x.change_id, x.by)
+
     def brief_of(h: HunkState) -> HunkBrief:
-        return hunk_brief(h, line_of(h))
+        return hunk_brief(h, line_of(h), writers.get(h.change_id))
 
     order = list(order)
     accepted = [brief_of(h) for h in order if h.status in (HunkStatus.ACCEPTED, HunkStatus.APPLIED)]
@@ -296,6 +313,17 @@ def crash_outcome(r: Remark) -> bool:
     return r.kind == "note" and (
         r.author == BATON or (r.text.startswith("Session ") and "stopped without ending" in r.text)
     )
+
+
+def crash_news(remarks: Sequence[Remark]) -> set[int]:
+    """The lsns of Baton's notes of how a session ended mid-write that are still news:
+    those after every other note. A session that took the task over and worked since
+    (ended a turn, noted anything) was told them; after that they are history, and a
+    brief that said "the last session stopped without ending" of a session two
+    handoffs back would be wrong about who stopped last."""
+    others = [r.lsn for r in remarks if r.kind == "note" and not crash_outcome(r)]
+    newest = max(others, default=-1)
+    return {r.lsn for r in remarks if crash_outcome(r) and r.lsn > newest}
 
 
 def _after_a_crash(remarks: Sequence[Remark]) -> str | None:
@@ -360,7 +388,8 @@ def next_actions(b: HandoffBrief, pending: tuple[int, int] | None = None) -> lis
         todo.append(f"Re-read before relying on them: {_named(changed, 'see In flight')}.")
     if landed:
         todo.append(
-            f"{landed} change(s) you wrote await the developer's review: they are in "
+            f"{landed} change(s) this task's agent sessions wrote await the developer's "
+            "review (each named under Awaiting review): they are in "
             "the files; build on them, do not write them again nor revert them."
         )
     if waiting > landed:

@@ -19,7 +19,17 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from .brief import MAX_TEXT, STALE, EffectBrief, FileBrief, HandoffBrief, HunkBrief, clip
+from .brief import (
+    MAX_TEXT,
+    STALE,
+    EffectBrief,
+    FileBrief,
+    HandoffBrief,
+    HunkBrief,
+    clip,
+    crash_news,
+    writer,
+)
 from .brief import crash_outcome as is_crash
 from .ops import Entry, HunkStatus, StepStatus
 from .state import Remark, Step, UnreadableOp
@@ -206,7 +216,8 @@ def _flight(b: HandoffBrief) -> list[tuple[Key, str, Entry, str | None]]:
     accepted hunks not written yet, so a tuple each is cheap."""
     out: list[tuple[Key, str, Entry, str | None]] = []
     out += [((0, e.id), effect_line(e), e, None) for e in b.effects]
-    out += [((1, -r.lsn), f"- {r.text}", r, None) for r in b.remarks if is_crash(r)]
+    news = crash_news(b.remarks)
+    out += [((1, -r.lsn), f"- {r.text}", r, None) for r in b.remarks if r.lsn in news]
     out += [((2, u.lsn), unreadable_line(u), u, None) for u in b.unreadable]
     for i, s in enumerate(b.steps):
         if s.status != StepStatus.DONE:
@@ -235,7 +246,11 @@ _FLIGHT_LIST: dict[type, str] = {
 
 
 def _pending_group(h: HunkBrief) -> str:
-    word = "written by you, awaiting review" if h.landed else "proposed, awaiting review"
+    word = (
+        f"written by {writer(h.made_by)}, awaiting review"
+        if h.landed
+        else "proposed, awaiting review"
+    )
     return f"- {path_shown(h.path)} ({word}): "
 
 
@@ -253,7 +268,8 @@ def sections_of(b: HandoffBrief) -> list[Section]:
     )
     steps = list(enumerate(b.steps))
     done = [(-i, s) for i, s in reversed(steps) if s.status == StepStatus.DONE]
-    notes = [r for r in reversed(b.remarks) if r.kind == "note" and not is_crash(r)]
+    news = crash_news(b.remarks)  # the rest of Baton's crash notes are history: notes
+    notes = [r for r in reversed(b.remarks) if r.kind == "note" and r.lsn not in news]
     notes.sort(key=lambda r: -r.lsn)
     files = sorted((f for f in b.files_read if f.state not in STALE), key=lambda f: f.path)
     titles = {name: (title, more) for name, title, more in SECTIONS}
@@ -283,7 +299,8 @@ def sections_of(b: HandoffBrief) -> list[Section]:
             listed=lambda f: (("files_read", f),),
         ),
         section(
-            "notes", notes, key=lambda r: (-r.lsn,), text=lambda r: f"- {clip(r.text)}",
+            "notes", notes, key=lambda r: (-r.lsn,),
+            text=lambda r: f"- {r.text if is_crash(r) else clip(r.text)}",
             listed=lambda r: (("remarks", r),),
         ),
         section(

@@ -281,7 +281,8 @@ def _review(state: TaskState, op: Op, p: HunkReviewed) -> None:
     if status == HunkStatus.SUPERSEDED:
         _overwritten(state, op, hunk)
         return
-    if p.decision == Decision.REOPENED and hunk.comment and hunk.decided_lsn is not None:
+    withdrawn = p.decision in (Decision.REOPENED, Decision.RESTORED)
+    if withdrawn and hunk.comment and hunk.decided_lsn is not None:
         # Withdrawing a decision withdraws what it would have told the agent: its
         # comment leaves the developer's words (brief, review news, MCP) with it.
         state.drop_remark(hunk.decided_lsn, hunk.id)

@@ -141,6 +141,12 @@ class Decision(StrEnum):
     """A landed hunk awaiting review whose lines are no longer in its file: the
     developer's edit (a save over them) took their place, so the hunk is theirs now and
     leaves review (as docs/agents.md says). Recorded by Baton when it sees the file."""
+    RESTORED = "restored"
+    """An undone landed hunk whose lines are back in its file where its undo took them
+    out: the developer took back an undo that was saved already (Ctrl+Z, then a save), so
+    the undo is withdrawn with everything it told the agent, and the hunk is landed and
+    awaiting review again — the state the developer sees, never a conflict with
+    themselves. Recorded by Baton when it sees the file."""
 
 
 # --- payloads, one per kind ------------------------------------------------------------

@@ -10,6 +10,9 @@ A decision may be taken back (`reopened`) or changed while nothing is being writ
 it: the developer's mind is theirs to change, and an honest un-accept is what Ctrl+Z in an
 editor means. Once its write is under way (an intent without a done) the hunk waits for
 that write; once a proposal is applied, changing it again is a new change, not a decision.
+Two moves are Baton's, seeing the file on disk, never a face's: a landed hunk whose lines
+a save replaced is the developer's (superseded), and an undone one whose lines a save put
+back is landed again (restored: the developer took a saved undo back).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ _LANDED: dict[tuple[HunkStatus, Decision], HunkStatus] = {
     (S.ACCEPTED, D.REJECTED): S.UNDONE,  # the redo called off before it was written
     (S.ACCEPTED, D.REOPENED): S.UNDONE,
     (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # the developer's save replaced its lines
+    (S.UNDONE, D.RESTORED): S.PENDING,  # the developer's save put its lines back
 }
 
 

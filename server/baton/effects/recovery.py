@@ -15,7 +15,8 @@ What is left half-done, each judged by the files of this checkout:
 5. a `baton commit` with no done: found by its trailers (done), or never made (failed,
    so that the next `baton commit` makes it), and the developer's index brought over it;
 6. landed hunks awaiting review whose lines a save replaced since (overwritten.py): the
-   developer's now, out of review.
+   developer's now, out of review; and undone hunks whose lines a save put back since
+   (restored.py): the undo taken back, landed again.
 
 A task whose worker still holds a live lease may be mid-tool, not dead. A write it
 announced whose file has not moved yet stays announced: the tool may be about to run,
@@ -35,7 +36,7 @@ from baton.core.state import EffectState, TaskState
 from baton.effects.recorder import EffectResult
 from baton.workspace.workspace import Workspace
 
-from . import commit, landings, overwritten, shell_snapshots
+from . import commit, landings, overwritten, restored, shell_snapshots
 from .apply import dangling_here, settle, temp_leftovers
 
 EffectSettler = Callable[[EffectState], Awaitable[EffectResult | None]]
@@ -58,6 +59,8 @@ class Settled:
     """Commits cut short, as now settled: one line each."""
     overwritten: list[str] = field(default_factory=list)
     """Landed hunks whose lines a save replaced: recorded as the developer's."""
+    restored: list[str] = field(default_factory=list)
+    """Undone hunks whose lines a save put back: their undo withdrawn, landed again."""
 
 
 async def settle_task(
@@ -96,6 +99,8 @@ async def settle_task(
     done.commits += await commit.settle_commits(ws, state)
     if overwritten.awaiting(state):  # none: nothing read
         done.overwritten = await overwritten.supersede_overwritten(ws, task_id)
+    if restored.undone(state):  # none: nothing read
+        done.restored = await restored.withdraw_restored(ws, task_id)
     return done
 
 

@@ -30,7 +30,7 @@ from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import Placed, Shown
 from baton.core.state import EffectState, HunkState
 from baton.core.transitions import hunk_word
-from baton.effects import overwritten
+from baton.effects import overwritten, restored
 from baton.effects.apply import (
     apply_hunk,
     call_off,
@@ -279,7 +279,10 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
     A save without the hunk is final, never redone — for an effect this server saw in
     the buffer (the developer undid it). Any other intent on the file (an agent that died
     mid-write, a previous server's) never was in this buffer: it is recorded done if the
-    disk shows it, else left for whoever recovers it; a save must not end it."""
+    disk shows it, else left for whoever recovers it; a save must not end it. Then the
+    file as saved decides what the developer did to the agent's landed hunks: lines saved
+    over make a hunk theirs (overwritten.py), an undo taken back and saved withdraws the
+    undo (restored.py)."""
     ref = ls.file_for_uri(uri)
     if ref is None:
         return
@@ -304,6 +307,9 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
             if overwritten.awaiting(await ref.ws.state(task_id), [ref.path]):
                 gone = await overwritten.supersede_overwritten(ref.ws, task_id, [ref.path])
                 settled = bool(gone) or settled  # the save replaced them: the developer's
+            if restored.undone(await ref.ws.state(task_id), [ref.path]):
+                back = await restored.withdraw_restored(ref.ws, task_id, [ref.path])
+                settled = bool(back) or settled  # the save put them back: landed again
     if settled or uri in ls.views:
         await presentation.changed(ls, [uri], "review")
 
