@@ -44,6 +44,13 @@ class HookEvent(BaseModel):
     tool_input: dict[str, Any] = Field(default_factory=dict)
     tool_response: Any = None
     tool_use_id: str | None = Field(default=None, max_length=200)
+    baton_agent_process: str | None = Field(default=None, max_length=200)
+    """The agent product's process the hook ran for (hookio.AGENT_FIELD), when known."""
+
+    @property
+    def session(self) -> tuple[str, str | None]:
+        """(session id, agent process): what `sessions.Session` is made of."""
+        return self.session_id, self.baton_agent_process
 
     def extra(self, name: str, default: str = "", limit: int = 16 * 1024) -> str:
         """A product-specific field as text, bounded (the prompt, a reason, a source)."""
