@@ -87,3 +87,37 @@ class Agent:
         for stream in streams:
             if stream is not None and not stream.closed:
                 stream.close()
+
+
+CLAUDE_SESSION = "c1c1c1c1-0000-4000-8000-000000000001"
+
+
+async def two_products(root: Path) -> str:
+    """One task two products wrote (issue 25, item 3): a Claude Code session's Edit of
+    calc.py, then a Codex session that continued the task patched hello.txt. The task id;
+    fed in process, from both products' recorded hook inputs."""
+    from baton.workspace.workspace import Workspace
+
+    from . import test_codex_events as codex_events
+
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    codex_events.seed(root)
+    async with await Workspace.open(root) as ws:
+        for name in ("SessionStart.startup", "UserPromptSubmit", "PreToolUse.Edit"):
+            await claude_events.send(
+                ws, claude_events.fixture(name, root, session_id=CLAUDE_SESSION)
+            )
+        (root / "calc.py").write_text("def add(a, b):\n    return b + a\n")  # the tool
+        await claude_events.send(
+            ws, claude_events.fixture("PostToolUse.Edit", root, session_id=CLAUDE_SESSION)
+        )
+        await claude_events.send(
+            ws, claude_events.fixture("SessionEnd", root, session_id=CLAUDE_SESSION)
+        )
+        for name in ("session_start.startup", "user_prompt_submit"):
+            await codex_events.send(ws, codex_events.sample(name, root))
+        await codex_events.send(ws, codex_events.sample("pre_tool_use.apply_patch.update", root))
+        (root / "hello.txt").write_text("HELLO\nworld\n")  # what Codex's patch wrote
+        await codex_events.send(ws, codex_events.sample("post_tool_use.apply_patch.update", root))
+        (task_id,) = await ws.task_ids()
+    return task_id

@@ -14,7 +14,7 @@ from pathlib import Path
 from baton.api import calls, integrity
 from baton.api.calls import AppliedEffect, arguments
 from baton.checkout import catchup
-from baton.core import brief_pages, paths, transitions
+from baton.core import authors, brief_pages, paths, transitions
 from baton.core.limits import InvalidInput
 from baton.core.ops import Decision, HunkStatus, TaskFinished
 from baton.core.review_index import words_of
@@ -56,6 +56,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
             "landed": {k.value: v for k, v in r.summary.landed().items()},
             "conflicts": r.summary.conflicts(),
             "committed": r.summary.committed,
+            "made_by": r.summary.makers,
             "unreadable_ops": r.unreadable,
         }
         # Only when it is so: with one checkout the output is what it always was.
@@ -95,14 +96,28 @@ async def cmd_status(args: argparse.Namespace) -> None:
                         c[HunkStatus.ACCEPTED],
                         c[HunkStatus.APPLIED],  # kept landed hunks among them
                         c[HunkStatus.REJECTED] + c[HunkStatus.UNDONE],  # undos among them
+                        makers(r.summary.makers),
                     )
-                    for info, _, c in rows
+                    for info, r, c in rows
                 ],
-                ("TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED"),
+                STATUS_COLUMNS,
+                optional=("MADE BY",),
             )
         )
 
     emit(args, data, human)
+
+
+STATUS_COLUMNS = (
+    "TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED", "MADE BY",
+)  # fmt: skip
+
+
+def makers(counts: dict[str, int], most: int = 2) -> str:
+    """The sessions whose hunks a task's review holds, most hunks first: a column."""
+    named = sorted(counts, key=lambda w: (-counts[w], w))
+    more = f" +{len(named) - most}" if len(named) > most else ""
+    return ", ".join(authors.short(w) for w in named[:most]) + more or "-"
 
 
 def matches(h: HunkState, wanted: list[str]) -> bool:
@@ -153,11 +168,13 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
                                 t,
                                 f"{h.path}:{where.get(h.id, h.base_line) + 1}",
                                 _status(h),
+                                authors.short(h.made_by),
                                 h.summary[:60],
                             )
                             for t, h in got.rows
                         ],
-                        ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
+                        ("HUNK", "TASK", "WHERE", "STATUS", "BY", "SUMMARY"),
+                        optional=("BY",),
                     ),
                     listing.footer(args, got),
                 ],

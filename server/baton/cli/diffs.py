@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from baton.core import authors
 from baton.core.hunks import render_hunk
 from baton.core.placement import Candidate, Placed, expected_line, place
 from baton.core.state import HunkState, TaskState
@@ -99,6 +100,8 @@ def render(shown: Shown, status: str, color: bool) -> str:
     )
     where = f"{x.hunk.path}:{x.line + 1}"
     head = f"hunk {x.hunk.id} ({status}) in task {shown.task_id} at {where}: {x.hunk.summary}"
+    if x.hunk.made_by:
+        head += f"\n  made by: {authors.label(x.hunk.made_by)}"
     if x.hunk.comment:
         head += f"\n  developer: “{x.hunk.comment}”"
     if x.hunk.conflict:

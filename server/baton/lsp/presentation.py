@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from lsprotocol import types
 
-from baton.core import paths, transitions
+from baton.core import authors, paths, transitions
 from baton.core.hunks import Lines, render_hunk, split_lines
 from baton.core.ops import HunkStatus
 from baton.core.placement import Candidate, Placed, Shown, applied_shifts, expected_line, place
@@ -354,6 +354,8 @@ def hover_text(x: Placed) -> str:
     )
     word = transitions.hunk_word(x.hunk)
     head = f"**Baton** · {word} · hunk `{x.hunk.id}` · task `{x.task_id}`"
+    if x.hunk.made_by:
+        head += f" · made by {authors.label(x.hunk.made_by)}"
     return f"{head}\n\n```diff\n{diff}```"
 
 
@@ -404,6 +406,8 @@ def _hunk_view(task_id: str, hunk: HunkState, uri: str, here: Placed | None) -> 
         conflict=hunk.conflict,
         landed=hunk.landed,
         word=status_word(hunk.status, hunk.landed),
+        made_by=hunk.made_by,
+        made_by_label=authors.label(hunk.made_by),
     ).model_dump(mode="json", by_alias=True)
 
 
@@ -430,6 +434,7 @@ def task_view(
         steps=[
             {"name": s.name, "status": s.status.value, "note": s.note} for s in state.steps.values()
         ],
+        made_by=state.makers(),
     ).model_dump(mode="json", by_alias=True)
 
 
