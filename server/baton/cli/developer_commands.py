@@ -17,6 +17,7 @@ from baton.checkout import catchup
 from baton.core import authors, brief_pages, paths, transitions
 from baton.core.limits import InvalidInput
 from baton.core.ops import Decision, HunkStatus, TaskFinished
+from baton.core.overlaps import WATCHED
 from baton.core.review_index import words_of
 from baton.core.state import HunkState, UnreadableOp, in_review_order, tally_key
 from baton.effects import overwritten
@@ -41,7 +42,26 @@ async def cmd_status(args: argparse.Namespace) -> None:
         behind = {row.info.task_id for row in overview if row.review.lagging(ws)}
         in_git = git.inside(ws.root)
         unseen = agent_sessions.warning(agent_sessions.unrecorded_codex(ws.root))
+        watched = [
+            row.info.task_id
+            for row in overview
+            if row.info.status == "open"
+            and any(row.review.summary.landed().get(s, 0) for s in WATCHED)
+        ]
+        clashes = await diffs.session_overlaps(ws, watched)
     rows = [(row.info, row.review, row.counts) for row in overview]
+    overlapping: dict[str, list[dict[str, object]]] = {}
+    for o in clashes:
+        said = {
+            "path": o.path,
+            "line": o.line + 1,
+            "hunks": [
+                {"hunk_id": x.hunk.id, "task_id": x.task_id, "made_by": x.hunk.made_by}
+                for x in o.hunks
+            ],
+        }
+        for task_id in dict.fromkeys(x.task_id for x in o.hunks):
+            overlapping.setdefault(task_id, []).append(said)
     damaged = [(info.task_id, r.unreadable) for info, r, _ in rows if r.unreadable]
     data = [
         {
@@ -61,6 +81,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
         }
         # Only when it is so: with one checkout the output is what it always was.
         | ({"behind_here": True} if info.task_id in behind else {})
+        | ({"overlaps": overlapping[info.task_id]} if info.task_id in overlapping else {})
         for info, r, counts in rows
     ]
 
@@ -71,6 +92,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
         notes = said + "".join(
             f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
         )
+        notes += "".join(f"\n{o.path}:{o.line + 1}: {o.words()}" for o in clashes)
         notes += "".join(
             f"\ntask {t}: other checkouts wrote files this one lacks; `baton checkout {t}` "
             "brings them here"

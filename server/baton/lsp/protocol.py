@@ -23,6 +23,9 @@ PROTOCOL_VERSION = 2
 
 # Requests (client → server)
 TASKS = "baton/tasks"
+OVERLAP_CODE = "overlap"
+"""The code of the warning over lines two agent sessions' hunks share (core/overlaps.py);
+its `data`: `overlap: true`, `hunkIds`, `taskIds`, `madeBy`."""
 TASK = "baton/task"
 HUNK = "baton/hunk"
 
