@@ -68,9 +68,7 @@ async def test_two_sessions_on_the_same_lines_are_told_in_the_editor_and_status(
         async with await Workspace.open(root, create=False) as ws:
             state = await ws.state(mine["task_id"])
         assert state.hunks[mine["id"]].status == HunkStatus.PENDING
-        await editor.until(
-            lambda: not [d for d in editor.diagnostics(uri) if d.code == "overlap"]
-        )
+        await editor.until(lambda: not [d for d in editor.diagnostics(uri) if d.code == "overlap"])
     finally:
         await stop_editor(editor)
         first.stop()

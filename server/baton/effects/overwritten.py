@@ -115,9 +115,7 @@ async def supersede_overwritten(
     return done
 
 
-async def _written_over_by_another_task(
-    ws: Workspace, task_id: str, path: str, since: int
-) -> bool:
+async def _written_over_by_another_task(ws: Workspace, task_id: str, path: str, since: int) -> bool:
     """Whether another open task landed a change in `path` after `since`: two agent
     sessions at once, the later one writing over the earlier one's lines. That hunk is
     not the developer's; it stays (not in the file) until the other one is decided, and
