@@ -50,7 +50,7 @@ class Agent:
         self.proc.stdin.write(json.dumps(event) + "\n")
         self.proc.stdin.flush()
         done = json.loads(self.proc.stdout.readline())
-        assert done["rc"] == 0 and "systemMessage" not in done["out"], done
+        assert done["rc"] == 0 and "could not record" not in done["out"], done
         return json.loads(done["out"]) if done["out"].strip() else {}
 
     def start(self, prompt: str) -> str:

@@ -119,3 +119,42 @@ async def test_an_input_cannot_name_the_agent_process(tmp_path: Path) -> None:
     finally:
         first.stop()
         second.stop()
+
+
+@pytest.mark.parametrize("daemon", [False, True], ids=["in-hook", "daemon"])
+async def test_shell_commands_at_once_are_recorded_with_a_note_naming_both(
+    tmp_path: Path, daemon: bool
+) -> None:
+    """The watcher sees files change, not which command changed them: a file changed
+    while both sessions' shell commands ran is recorded, and each task says (a Baton note)
+    that it may be the other's; each session's reply tells the developer at once."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text(TEXT)
+    baton(root, "init", "claude-code")
+    first = Agent(root, FIRST, daemon=daemon)
+    second = Agent(root, SECOND, daemon=daemon)
+    try:
+        first.start("Top")
+        second.start("Bottom")
+        shell = {"command": "sed -i s/20/TWENTY/ notes.txt"}
+        first.send("PreToolUse.Bash", tool_use_id="toolu_first_sh", tool_input=shell)
+        second.send("PreToolUse.Bash", tool_use_id="toolu_second_sh", tool_input=shell)
+        (root / "notes.txt").write_text(TEXT.replace("line 20", "line TWENTY"))  # whose?
+        said_second = second.send("PostToolUse.Bash", tool_use_id="toolu_second_sh")
+        said_first = first.send("PostToolUse.Bash", tool_use_id="toolu_first_sh")
+        for said in (said_first, said_second):
+            assert "shell commands ran at once" in said.get("systemMessage", ""), said
+        async with await Workspace.open(root, create=False) as ws:
+            states = {t.worker: await ws.state(t.task_id) for t in await ws.store.tasks()}
+        for me, other in ((FIRST, SECOND), (SECOND, FIRST)):
+            state = states[f"claude-code:{me}"]
+            (note,) = [r.text for r in state.remarks if "ran at once" in r.text]
+            assert f"claude-code:{other}" in note and "notes.txt" in note
+        # The second command's end recorded the change; the first's saw it too.
+        assert [h.summary for h in states[f"claude-code:{SECOND}"].hunks.values()] == [
+            "change 1 line: line TWENTY"
+        ]
+    finally:
+        first.stop()
+        second.stop()
