@@ -16,6 +16,11 @@ export const DID_CHANGE_STATE = 'baton/didChangeState';
 export const DID_RESTORE = 'baton/didRestore';
 export const DID_PROPOSE = 'baton/didPropose';
 
+/** The code of the warning the server puts over lines two agent sessions' hunks share
+ * (its data: `overlap: true`, `hunkIds`, `taskIds`, `madeBy`; no `hunkId`). VS Code shows it
+ * in the Problems view as it is. */
+export const OVERLAP_CODE = 'overlap';
+
 // workspace/executeCommand ids. vscode-languageclient registers these as VS Code commands
 // because the server advertises them: the extension must never register them itself.
 export const ACCEPT = 'baton.accept';
