@@ -54,6 +54,7 @@ def test_an_entry_given_some_fields_keeps_its_own_set() -> None:
         "conflict",
         "landed",
         "decisions",
+        "made_by",
     }
     assert "status" not in some.model_dump(exclude_unset=True)
     some.status = HunkStatus.ACCEPTED  # pydantic adds the field to this entry's set only

@@ -16,6 +16,11 @@ export const DID_CHANGE_STATE = 'baton/didChangeState';
 export const DID_RESTORE = 'baton/didRestore';
 export const DID_PROPOSE = 'baton/didPropose';
 
+/** The code of the warning the server puts over lines two agent sessions' hunks share
+ * (its data: `overlap: true`, `hunkIds`, `taskIds`, `madeBy`; no `hunkId`). VS Code shows it
+ * in the Problems view as it is. */
+export const OVERLAP_CODE = 'overlap';
+
 // workspace/executeCommand ids. vscode-languageclient registers these as VS Code commands
 // because the server advertises them: the extension must never register them itself.
 export const ACCEPT = 'baton.accept';
@@ -141,6 +146,12 @@ export interface HunkView {
   /** The stored status as every face says it (landed, kept …): what the views show.
    * Absent from servers before it. */
   word?: string;
+  /** Who wrote a landed hunk: `<product>:<session id>` for an agent product's session, an
+   * API worker's id; null when not known. Absent from servers before it. */
+  madeBy?: string | null;
+  /** The same as every face says it ("Claude Code session 1a2b3c4d"); empty when not
+   * known. Absent from servers before it. */
+  madeByLabel?: string;
 }
 
 export type StepStatus = 'pending' | 'in_progress' | 'awaiting_review' | 'done' | (string & {});
@@ -168,6 +179,9 @@ export interface TaskView {
    * proposals. Absent from servers before it. */
   words?: Record<string, number>;
   steps: TaskStep[];
+  /** Live hunks by the session (or worker) that wrote them, the known ones. Absent from
+   * servers before it. */
+  madeBy?: Record<string, number>;
 }
 
 /** `baton/tasks` result. */

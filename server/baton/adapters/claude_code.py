@@ -67,7 +67,7 @@ async def hook(ws: Workspace, raw: Any) -> dict[str, Any] | None:
 
 async def handle(ws: Workspace, event: HookEvent) -> Reply:
     """Record one event; what to tell the model back."""
-    session = Session(PRODUCT, event.session_id)
+    session = Session(PRODUCT, *event.session)
     reply = Reply(event.hook_event_name)
     name = event.hook_event_name
     if name == "SessionStart":
@@ -77,6 +77,8 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
         reply.context += turns.briefing(page, hookio.take_gaps(ws.root))
         if task is not None and state is not None:
             await sessions.mark_delivered(task, state.lsn)
+        else:
+            reply.context.append(await sessions.beside(ws, session))
         return reply
     task = await sessions.current(ws, session)
     if name == "UserPromptSubmit":

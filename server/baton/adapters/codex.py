@@ -65,7 +65,7 @@ async def hook(ws: Workspace, raw: Any) -> dict[str, Any] | None:
 
 async def handle(ws: Workspace, event: HookEvent) -> Reply:
     """Record one event; what to tell the model back."""
-    session = Session(PRODUCT, event.session_id)
+    session = Session(PRODUCT, *event.session)
     reply = Reply(event.hook_event_name)
     name = event.hook_event_name
     if name in ("SessionStart", "UserPromptSubmit"):  # `baton status` asks who ran unseen
@@ -126,6 +126,8 @@ async def _session_start(ws: Workspace, session: Session, event: HookEvent, repl
     if task is not None and state is not None:
         await sessions.mark_delivered(task, state.lsn)
         sessions.note_briefed(ws, session, task.epoch)
+    else:
+        reply.context.append(await sessions.beside(ws, session))
 
 
 def _patch_of(event: HookEvent) -> tuple[str, str] | None:

@@ -53,7 +53,14 @@ def workspace_root(event: dict[str, Any], product: str = "claude-code") -> Path:
     return find_root(Path(start))
 
 
-def run(raw: bytes, handler: Handler, product: str = "claude-code") -> str:
+AGENT_FIELD = "baton_agent_process"
+"""The event's field for the agent product's process its hook ran for (`BOOT:PID:START`,
+daemon/processes.py): set by the hook's transport, never taken from the input."""
+
+
+def run(
+    raw: bytes, handler: Handler, product: str = "claude-code", *, agent: str | None = None
+) -> str:
     """A hook's whole run in its own process: what to print on stdout (maybe nothing).
     Never raises."""
     event: dict[str, Any] = {}
@@ -62,24 +69,28 @@ def run(raw: bytes, handler: Handler, product: str = "claude-code") -> str:
         root = workspace_root(event, product)
     except Exception as e:
         return _failed(None, event, e)
-    return asyncio.run(_answer_in(root, raw, handler))
+    return asyncio.run(_answer_in(root, raw, handler, agent))
 
 
-async def _answer_in(root: Path, raw: bytes, handler: Handler) -> str:
+async def _answer_in(root: Path, raw: bytes, handler: Handler, agent: str | None) -> str:
     try:
         ws = await Workspace.open(root, inline=True)  # a hook's own process: no thread hop
     except Exception as e:
         return _failed(root, _peek(raw), e)
     async with ws:
-        return await answer(ws, raw, handler)
+        return await answer(ws, raw, handler, agent=agent)
 
 
-async def answer(ws: Workspace, raw: bytes, handler: Handler) -> str:
+async def answer(ws: Workspace, raw: bytes, handler: Handler, *, agent: str | None = None) -> str:
     """One event against an open workspace, in a hook's process or in the daemon
-    (adapters/daemon/server.py): the same code either way. Never raises."""
+    (adapters/daemon/server.py): the same code either way. `agent`: the process the hook
+    ran for, as its transport found it. Never raises."""
     event: dict[str, Any] = {}
     try:
         event = read_event(raw)
+        event.pop(AGENT_FIELD, None)  # an input cannot name a process: only the hook can
+        if agent:
+            event[AGENT_FIELD] = agent[:200]
         reply = await handler(ws, event)
     except Exception as e:
         return _failed(ws.root, event, e)

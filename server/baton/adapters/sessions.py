@@ -1,13 +1,25 @@
 """An agent product's session as a Baton worker: which task it works on, and what of the
 developer's feedback it has been told. Product-neutral; each adapter names its product.
 
-A session is a worker (`<product>:<session id>`). The workspace's newest open task of
-an agent product — any product's: a task does not belong to a vendor — is the one a new
-session continues: the developer starting a session (after a crash, a usage limit,
-`/clear`, or in another product because the first one stopped) means to go on, so it
-takes the task over at once from the previous session (`take_from`), with a new epoch
-that fences the old one off, and the same log carries on. Other events never take a task
-from anyone: they follow the task their session holds, or start one when it holds none.
+A session is a worker (`<product>:<session id>`) run by one process of its product (the
+hook names it: daemon/processes.py; each session's is noted in `.baton/sessions/`). A
+session starting continues the workspace's newest open task of an agent product — any
+product's: a task does not belong to a vendor — when nobody runs it any more: the
+developer starting a session after a crash, a usage limit, `/clear`, or in another
+product because the first one stopped means to go on, so it takes the task over at once
+from the previous session (`take_from`), with a new epoch that fences the old one off,
+and the same log carries on. "Nobody runs it" is decided by the holder's process, not by
+its lease: the process is gone (killed, crashed, exited), it is this very process (a new
+session in the same terminal), or the holder ended (SessionEnd released the task). While
+the holder's process runs, the task stays its own: the new session is a second agent at
+work beside it and gets a task of its own at its first prompt (two sessions at once never
+share a task, so neither records into the other's, and one's undo is never the other's).
+An older task whose holder's process died is continued before a new one is begun.
+
+A holder whose process Baton never noted (a Baton before this one, another machine's
+session, hook events fed in by hand) is taken over as before: the handoff must never
+stall on what cannot be checked. Other events never take a task from anyone: they follow
+the task their session holds, or start one when it holds none.
 """
 
 from __future__ import annotations
@@ -16,6 +28,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from baton.api import takeover
 from baton.api.worker import Task, Worker
@@ -30,6 +43,7 @@ from baton.effects import landings
 from baton.store import LeaseHeld, NewOp, TaskClosed
 from baton.workspace.workspace import Workspace
 
+from .daemon import processes
 from .daemon.wire import PRODUCTS
 
 LEASE_SECONDS = 15 * 60.0
@@ -44,6 +58,9 @@ class Session:
     product: str
     """The task-id prefix and worker prefix, e.g. "claude-code"."""
     session_id: str
+    process: str | None = None
+    """The agent product's process running the session (`BOOT:PID:START`), when its hook
+    could tell (daemon/processes.py)."""
 
     @property
     def worker_id(self) -> str:
@@ -60,19 +77,106 @@ def is_session(worker: str | None) -> bool:
     return worker is not None and worker.partition(":")[0] in PRODUCTS
 
 
+Holder = Literal["free", "mine", "worker", "alive", "gone", "replaced", "unknown"]
+"""Who holds a task, seen from a session starting: nobody (released); this session; an
+API worker (its lease decides); another session whose process runs, is gone, is this
+session's own process (a new session in it), or was never noted."""
+
+
+def _sessions_dir(ws: Workspace) -> Path:
+    return ws.root / ".baton" / "sessions"
+
+
+def _process_file(ws: Workspace, worker: str) -> Path:
+    return _sessions_dir(ws) / derive(worker)[:16]
+
+
+def note_process(ws: Workspace, session: Session) -> None:
+    """Machine-local, like a process: a file in the private .baton/ folder, written when
+    the session's process is new to it (a resumed session runs in a new process)."""
+    if session.process is None or process_of(ws, session.worker_id) == session.process:
+        return
+    path = _process_file(ws, session.worker_id)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}")
+        temp.write_text(f"{session.process}\n{session.worker_id}\n", encoding="utf-8")
+        os.replace(temp, path)
+
+
+def process_of(ws: Workspace, worker: str) -> str | None:
+    """The process a session last ran in, as its hooks noted it, or None."""
+    try:
+        process, noted = _process_file(ws, worker).read_text(encoding="utf-8").split("\n")[:2]
+    except (OSError, ValueError):
+        return None
+    return process if noted == worker and process else None
+
+
+def holder_state(ws: Workspace, holder: str | None, session: Session) -> Holder:
+    if holder is None:
+        return "free"
+    if holder == session.worker_id:
+        return "mine"
+    if not is_session(holder):
+        return "worker"
+    process = process_of(ws, holder)
+    if process is None:
+        return "unknown"
+    if process == session.process:
+        return "replaced"
+    return "alive" if processes.alive(process) else "gone"
+
+
+async def running(ws: Workspace, session: Session) -> list[tuple[str, str]]:
+    """The other sessions at work in the workspace now, (worker, task id) each: their
+    process runs and holds an open task."""
+    out = []
+    for info in await ws.store.tasks():
+        if info.status == "open" and holder_state(ws, info.worker, session) == "alive":
+            out.append((info.worker or "", info.task_id))
+    return out
+
+
+async def beside(ws: Workspace, session: Session) -> str:
+    """What a session starting beside others is told (nothing when it is alone): that
+    they are at work here, and that its own work is a task of its own."""
+    others = await running(ws, session)
+    if not others:
+        return ""
+    named = "; ".join(f"{worker} on task {task_id}" for worker, task_id in others[:5])
+    return (
+        f"Another agent session is at work in this workspace now ({named}). Baton records "
+        "your work as a task of your own, begun with your first prompt. Files it changes "
+        "may change under you: read a file again before you edit it."
+    )
+
+
 async def current(ws: Workspace, session: Session, *, take_over: bool = False) -> Task | None:
     """The task this session works on now, claimed (lease renewed), or None.
 
-    `take_over` (a session starting): the newest open task of an agent product, from
-    whichever product's session holds it. A task another worker holds otherwise stays
-    theirs."""
+    `take_over` (a session starting, or one with no task at its prompt): the newest open
+    task of an agent product unless another session's running process holds it (then
+    the newest one whose holder's process died, else none: the session will begin its
+    own). A task another worker holds otherwise stays theirs."""
+    note_process(ws, session)
     worker = Worker(ws, session.worker_id, LEASE_SECONDS)
     infos = [t for t in await ws.store.tasks() if t.status == "open" and session.owns(t.task_id)]
     mine = [t for t in infos if t.worker == session.worker_id]
-    candidates = mine or (sorted(infos, key=lambda t: t.created)[-1:] if take_over else [])
+    candidates, states = mine, {}
+    if not mine and take_over:
+        candidates = []
+        for n, info in enumerate(sorted(infos, key=lambda t: t.created, reverse=True)):
+            states[info.task_id] = state = holder_state(ws, info.worker, session)
+            if state == "alive":
+                continue  # another agent at work on it now: its own, not ours
+            if n == 0 or state in ("gone", "replaced"):
+                candidates = [info]  # the newest, or an older one its session left dying
+                break
     for info in candidates:
         holder = info.worker
-        take_from = holder if take_over and is_session(holder) else None
+        takeable = states.get(info.task_id) in ("gone", "replaced", "unknown")
+        take_from = holder if takeable and is_session(holder) else None
         try:
             epoch = await ws.store.claim(
                 info.task_id, session.worker_id, LEASE_SECONDS, take_from=take_from

@@ -44,6 +44,13 @@ class HookEvent(BaseModel):
     tool_input: dict[str, Any] = Field(default_factory=dict)
     tool_response: Any = None
     tool_use_id: str | None = Field(default=None, max_length=200)
+    baton_agent_process: str | None = Field(default=None, max_length=200)
+    """The agent product's process the hook ran for (hookio.AGENT_FIELD), when known."""
+
+    @property
+    def session(self) -> tuple[str, str | None]:
+        """(session id, agent process): what `sessions.Session` is made of."""
+        return self.session_id, self.baton_agent_process
 
     def extra(self, name: str, default: str = "", limit: int = 16 * 1024) -> str:
         """A product-specific field as text, bounded (the prompt, a reason, a source)."""
@@ -182,6 +189,8 @@ async def shell_ended(
     watcher that fell back to full scans, are said at once."""
     settled = await shell_snapshots.settle(ws, task.id, landing, tool, epoch=task.epoch)
     await unreviewable(task, tool, settled.unreviewable, reply)
+    if settled.beside and (settled.landed or settled.unreviewable):
+        await shared_shell(ws, task, tool, settled, reply)
     slow = shell_snapshots.unwatched(ws)
     if slow is not None and slow not in _told:
         _told.add(slow)
@@ -190,3 +199,25 @@ async def shell_ended(
             "every file instead: slower, nothing missed."
         )
     return settled
+
+
+async def shared_shell(
+    ws: Workspace, task: Task, tool: str, settled: shell_snapshots.Settled, reply: Reply
+) -> None:
+    """A shell command that ran while another session's did: the watcher sees files
+    change, not which command changed them, so what changed meanwhile is recorded as
+    this command's and said to be perhaps the other's — in both tasks (each command's own
+    end says it in its task: the brief, `baton log`) and to the developer at once
+    (docs/agents.md#two-agents-at-once)."""
+    files = ", ".join([*settled.landed, *settled.unreviewable][:10])
+    others = []
+    for task_id in settled.beside:
+        info = await ws.store.task(task_id)
+        others.append(f"{info.worker or 'a session'} (task {task_id})")
+    text = (
+        f"Two agent sessions' shell commands ran at once: this {tool} call of "
+        f"{task.worker.worker_id} (task {task.id}) and {', '.join(others)}. Baton cannot tell "
+        f"which command changed {files}: recorded here, it may be the other's."
+    )
+    await task.remark("note", text, author="baton")  # the other's own end notes it there
+    reply.system.append(f"Baton: {text}")

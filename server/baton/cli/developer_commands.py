@@ -14,9 +14,10 @@ from pathlib import Path
 from baton.api import calls, integrity
 from baton.api.calls import AppliedEffect, arguments
 from baton.checkout import catchup
-from baton.core import brief_pages, paths, transitions
+from baton.core import authors, brief_pages, paths, transitions
 from baton.core.limits import InvalidInput
 from baton.core.ops import Decision, HunkStatus, TaskFinished
+from baton.core.overlaps import WATCHED
 from baton.core.review_index import words_of
 from baton.core.state import HunkState, UnreadableOp, in_review_order, tally_key
 from baton.effects import overwritten, restored
@@ -41,7 +42,26 @@ async def cmd_status(args: argparse.Namespace) -> None:
         behind = {row.info.task_id for row in overview if row.review.lagging(ws)}
         in_git = git.inside(ws.root)
         unseen = agent_sessions.warning(agent_sessions.unrecorded_codex(ws.root))
+        watched = [
+            row.info.task_id
+            for row in overview
+            if row.info.status == "open"
+            and any(row.review.summary.landed().get(s, 0) for s in WATCHED)
+        ]
+        clashes = await diffs.session_overlaps(ws, watched)
     rows = [(row.info, row.review, row.counts) for row in overview]
+    overlapping: dict[str, list[dict[str, object]]] = {}
+    for o in clashes:
+        said = {
+            "path": o.path,
+            "line": o.line + 1,
+            "hunks": [
+                {"hunk_id": x.hunk.id, "task_id": x.task_id, "made_by": x.hunk.made_by}
+                for x in o.hunks
+            ],
+        }
+        for task_id in dict.fromkeys(x.task_id for x in o.hunks):
+            overlapping.setdefault(task_id, []).append(said)
     damaged = [(info.task_id, r.unreadable) for info, r, _ in rows if r.unreadable]
     data = [
         {
@@ -56,10 +76,12 @@ async def cmd_status(args: argparse.Namespace) -> None:
             "landed": {k.value: v for k, v in r.summary.landed().items()},
             "conflicts": r.summary.conflicts(),
             "committed": r.summary.committed,
+            "made_by": r.summary.makers,
             "unreadable_ops": r.unreadable,
         }
         # Only when it is so: with one checkout the output is what it always was.
         | ({"behind_here": True} if info.task_id in behind else {})
+        | ({"overlaps": overlapping[info.task_id]} if info.task_id in overlapping else {})
         for info, r, counts in rows
     ]
 
@@ -70,6 +92,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
         notes = said + "".join(
             f"\ntask {t}: {n} op(s) cannot be read; see `baton check`" for t, n in damaged
         )
+        notes += "".join(f"\n{o.path}:{o.line + 1}: {o.words()}" for o in clashes)
         notes += "".join(
             f"\ntask {t}: other checkouts wrote files this one lacks; `baton checkout {t}` "
             "brings them here"
@@ -95,14 +118,28 @@ async def cmd_status(args: argparse.Namespace) -> None:
                         c[HunkStatus.ACCEPTED],
                         c[HunkStatus.APPLIED],  # kept landed hunks among them
                         c[HunkStatus.REJECTED] + c[HunkStatus.UNDONE],  # undos among them
+                        makers(r.summary.makers),
                     )
-                    for info, _, c in rows
+                    for info, r, c in rows
                 ],
-                ("TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED"),
+                STATUS_COLUMNS,
+                optional=("MADE BY",),
             )
         )
 
     emit(args, data, human)
+
+
+STATUS_COLUMNS = (
+    "TASK", "TITLE", "STATUS", "WORKER", "PENDING", "ACCEPTED", "APPLIED", "REJECTED", "MADE BY",
+)  # fmt: skip
+
+
+def makers(counts: dict[str, int], most: int = 2) -> str:
+    """The sessions whose hunks a task's review holds, most hunks first: a column."""
+    named = sorted(counts, key=lambda w: (-counts[w], w))
+    more = f" +{len(named) - most}" if len(named) > most else ""
+    return ", ".join(authors.short(w) for w in named[:most]) + more or "-"
 
 
 def matches(h: HunkState, wanted: list[str]) -> bool:
@@ -153,11 +190,13 @@ async def cmd_hunks(args: argparse.Namespace) -> None:
                                 t,
                                 f"{h.path}:{where.get(h.id, h.base_line) + 1}",
                                 _status(h),
+                                authors.short(h.made_by),
                                 h.summary[:60],
                             )
                             for t, h in got.rows
                         ],
-                        ("HUNK", "TASK", "WHERE", "STATUS", "SUMMARY"),
+                        ("HUNK", "TASK", "WHERE", "STATUS", "BY", "SUMMARY"),
+                        optional=("BY",),
                     ),
                     listing.footer(args, got),
                 ],

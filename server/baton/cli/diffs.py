@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from baton.core import authors
 from baton.core.hunks import render_hunk
+from baton.core.overlaps import WATCHED, Overlap, overlaps
 from baton.core.placement import Candidate, Placed, expected_line, place
 from baton.core.state import HunkState, TaskState
 from baton.effects.final_state import read_current
@@ -99,6 +101,8 @@ def render(shown: Shown, status: str, color: bool) -> str:
     )
     where = f"{x.hunk.path}:{x.line + 1}"
     head = f"hunk {x.hunk.id} ({status}) in task {shown.task_id} at {where}: {x.hunk.summary}"
+    if x.hunk.made_by:
+        head += f"\n  made by: {authors.label(x.hunk.made_by)}"
     if x.hunk.comment:
         head += f"\n  developer: “{x.hunk.comment}”"
     if x.hunk.conflict:
@@ -118,3 +122,22 @@ def render(shown: Shown, status: str, color: bool) -> str:
         else:
             lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+async def session_overlaps(ws: Workspace, task_ids: list[str]) -> list[Overlap]:
+    """Where landed hunks of these tasks (open ones, with landed hunks in review or
+    kept) meet in their files on disk now (core/overlaps.py): two agent sessions wrote
+    the same lines. Only files with such hunks of two tasks or more are placed."""
+    if len(task_ids) < 2:
+        return []
+    by_path: dict[str, list[tuple[str, HunkState]]] = {}
+    for task_id in task_ids:
+        state = await ws.state(task_id)
+        for hunk in state.hunks.values():
+            if hunk.landed and hunk.status in WATCHED:
+                by_path.setdefault(hunk.path, []).append((task_id, hunk))
+    items = [x for hunks in by_path.values() if len({t for t, _ in hunks}) > 1 for x in hunks]
+    found: dict[str, list[Placed]] = {}
+    for x in await placed_hunks(ws, items):
+        found.setdefault(x.placed.hunk.path, []).append(x.placed)
+    return [o for path in sorted(found) for o in overlaps(path, found[path])]

@@ -46,7 +46,20 @@ def emit(args: argparse.Namespace, data: Any, human: Callable[[], str]) -> None:
             print(text)
 
 
-def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
+def table(
+    rows: Sequence[Sequence[object]], header: Sequence[str], *, optional: Sequence[str] = ()
+) -> str:
+    """Columns padded to their widths. A column named in `optional` is left out when it
+    says nothing in any row ("-" or empty): a workspace that never had what it shows
+    prints the table it always did."""
+    drop = {
+        i
+        for i, name in enumerate(header)
+        if name in optional and all(str(r[i]) in ("", "-") for r in rows)
+    }
+    if drop:
+        header = [c for i, c in enumerate(header) if i not in drop]
+        rows = [[c for i, c in enumerate(r) if i not in drop] for r in rows]
     cells = [[str(c) for c in header], *[[str(c) for c in r] for r in rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return "\n".join(

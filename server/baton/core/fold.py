@@ -220,10 +220,17 @@ def _land(state: TaskState, op: Op, p: ChangeLanded) -> None:
         landing.status, landing.change_id = p.outcome, p.change_id
         state.touch("landings", landing.id)
     if p.outcome not in HUNKLESS:
-        _propose(state, op, p, landed=True)
+        _propose(state, op, p, landed=True, made_by=landing.by if landing is not None else None)
 
 
-def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = False) -> None:
+def _propose(
+    state: TaskState,
+    op: Op,
+    p: ChangeProposed,
+    *,
+    landed: bool = False,
+    made_by: str | None = None,
+) -> None:
     new_ids = {h.id for h in p.hunks}
     # A proposal replaces the pending proposals whose lines it overlaps (`replaces`); a
     # landing, the landed hunks it merged: all those of the file it does not contain.
@@ -239,7 +246,7 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
     for ref in p.hunks:
         if ref.id in state.hunks:
             continue  # proposed before: its decision stands, nobody is asked twice
-        state.add_hunk(proposed_hunk(p, ref, op.lsn, landed))
+        state.add_hunk(proposed_hunk(p, ref, op.lsn, landed, made_by))
     change = ChangeState(
         id=p.change_id,
         path=p.path,
@@ -255,8 +262,11 @@ def _propose(state: TaskState, op: Op, p: ChangeProposed, *, landed: bool = Fals
     state.put("changes", p.change_id, change)
 
 
-def proposed_hunk(p: ChangeProposed, ref: HunkRef, lsn: int, landed: bool) -> HunkState:
-    """A hunk as its proposal (or landing) at `lsn` makes it, before any decision."""
+def proposed_hunk(
+    p: ChangeProposed, ref: HunkRef, lsn: int, landed: bool, made_by: str | None = None
+) -> HunkState:
+    """A hunk as its proposal (or landing, by `made_by`) at `lsn` makes it, before any
+    decision."""
     return HunkState(
         id=ref.id,
         change_id=p.change_id,
@@ -268,6 +278,7 @@ def proposed_hunk(p: ChangeProposed, ref: HunkRef, lsn: int, landed: bool) -> Hu
         body=ref.body,
         proposed_lsn=lsn,
         landed=landed,
+        made_by=made_by,
     )
 
 

@@ -142,6 +142,8 @@ class ReviewSummary(Model):
     writes: WriteTally
     committed: int = 0
     """Kept hunks a `baton commit` holds (`TaskState.committed_kept`)."""
+    makers: dict[str, int] = Field(default_factory=dict)
+    """The live hunks by the session that made them (`TaskState.makers`)."""
 
     def by_key(self) -> dict[TallyKey, int]:
         return {(s, landed, conflict): n for s, landed, conflict, n in self.tally}
@@ -182,6 +184,7 @@ def summary_of(state: TaskState, writes: WriteTally) -> ReviewSummary:
         tally=[(s, landed, c, n) for (s, landed, c), n in sorted(state.tally().items())],
         writes=writes,
         committed=state.committed_kept,
+        makers=state.makers(),
     )
 
 

@@ -79,6 +79,10 @@ class HunkState(Entry):
     or undoes them (old lines back). Otherwise a proposal: the file has its old lines."""
     decisions: int = 0
     """Decisions folded so far: the next one's idempotency key (keys.review)."""
+    made_by: str | None = None
+    """Who wrote a landed hunk: the worker whose landing made it (for an agent product,
+    `<product>:<session id>`: core/authors.py says it for people), or None when that is
+    not known (a proposal, a shell command's end found by recovery, an older Baton)."""
 
     @property
     def wants_write(self) -> bool:
@@ -250,6 +254,9 @@ class TaskState(Model):
     """The hunks by `tally_key`, kept as the fold moves them (add_hunk, set_status,
     set_conflict, drop_superseded: the only ways a hunk's status or conflict change), so
     counting a long task's hunks costs nothing; rebuilt from `hunks` by a load."""
+    _makers: dict[str, int] = PrivateAttr(default_factory=dict)
+    """The live hunks by `made_by` (the known ones), kept as `_tally` is: which sessions
+    a task's review holds work of, for `baton status`, without a pass over the hunks."""
     _committed: set[str] = PrivateAttr(default_factory=set)
     """Hunk ids a commit made holds (`commits` done): rebuilt by a load."""
     _committed_kept: int = PrivateAttr(default=0)
@@ -284,6 +291,11 @@ class TaskState(Model):
             key = tally_key(hunk)
             tally[key] = tally.get(key, 0) + 1
         self._tally = tally
+        makers: dict[str, int] = {}
+        for hunk in self.hunks.values():
+            if hunk.made_by:
+                makers[hunk.made_by] = makers.get(hunk.made_by, 0) + 1
+        self._makers = makers
         self._committed = {
             h for c in self.commits.values() if c.status == "done" for h in c.hunk_ids
         }
@@ -409,6 +421,12 @@ class TaskState(Model):
             self._tally[key] = left
         else:
             self._tally.pop(key, None)
+        if hunk.made_by:
+            made = self._makers.get(hunk.made_by, 0) + by
+            if made:
+                self._makers[hunk.made_by] = made
+            else:
+                self._makers.pop(hunk.made_by, None)
 
     def _index(self, hunk: HunkState) -> None:
         self._by_path.setdefault(hunk.path, {})[hunk.id] = None
@@ -532,11 +550,15 @@ class TaskState(Model):
         return [h for h in self.hunks.values() if h.wants_write and h.conflict is None]
 
     def made_by(self, hunk: HunkState) -> str | None:
-        """Who wrote a landed hunk: the worker that announced its tool's write (for an
-        agent product, its session), or None when that is not known."""
-        if not hunk.landed:
-            return None
+        """Who wrote a landed hunk (`HunkState.made_by`); for a hunk folded into a
+        checkpoint before Baton kept it there, the worker that announced its tool's write."""
+        if not hunk.landed or hunk.made_by:
+            return hunk.made_by
         return next((x.by for x in self.landings.values() if x.change_id == hunk.change_id), None)
+
+    def makers(self) -> dict[str, int]:
+        """The live hunks by who made them (see `_makers`)."""
+        return dict(self._makers)
 
     def dangling_landings(self) -> list[LandingState]:
         """Agent writes announced and never settled: the agent or its hook died."""

@@ -103,6 +103,8 @@ async def supersede_overwritten(
     done: list[str] = []
     for path, hunks in awaiting(state, only).items():
         for hunk in await gone_from_disk(ws, state, path, hunks):
+            if await _written_over_by_another_task(ws, task_id, path, hunk.proposed_lsn):
+                continue  # another agent session's, not the developer's (core/overlaps.py)
             payload = HunkReviewed(hunk_id=hunk.id, decision=Decision.SUPERSEDED, reviewer=REVIEWER)
             key = keys.review(task_id, hunk.id, hunk.decisions)
             try:
@@ -111,3 +113,18 @@ async def supersede_overwritten(
                 continue  # decided meanwhile (the developer, or another process seeing it)
             done.append(hunk.id)
     return done
+
+
+async def _written_over_by_another_task(ws: Workspace, task_id: str, path: str, since: int) -> bool:
+    """Whether another open task landed a change in `path` after `since`: two agent
+    sessions at once, the later one writing over the earlier one's lines. That hunk is
+    not the developer's; it stays (not in the file) until the other one is decided, and
+    the overlap is shown. Looked at only for a hunk already gone from its file."""
+    for info in await ws.store.tasks():
+        if info.task_id == task_id or info.status != "open":
+            continue
+        other = await ws.state(info.task_id)
+        of_path = (other.hunks[i] for i in other.hunk_ids_of(path))
+        if any(h.landed and h.proposed_lsn > since for h in of_path):
+            return True
+    return False

@@ -43,6 +43,9 @@ class Settled:
     """Changed, but binary, oversized or not text: named in a note, not reviewable."""
     records: tuple[landings.Landed, ...] = ()
     """What each landed file was recorded as."""
+    beside: tuple[str, ...] = ()
+    """Other tasks whose shell command ran while this one did (two agent sessions at
+    once): what changed meanwhile cannot be told apart by whose command changed it."""
 
 
 def watch(ws: Workspace) -> asyncio.Task[LiveTree]:
@@ -91,7 +94,9 @@ async def _tree(ws: Workspace) -> LiveTree | None:
 async def take(ws: Workspace, task_id: str, landing_id: str, tool: str = "Bash") -> None:
     """Before a shell command: note the files and keep their content. The snapshot names
     its task and tool, so that recovery can settle it should the command's end never
-    come (the agent killed while it ran)."""
+    come (the agent killed while it ran). Another task's command running now is noted
+    on both (`_note_beside`)."""
+    await asyncio.to_thread(_note_beside, ws.root, task_id, landing_id)
     tree = await _tree(ws)
     if tree is not None:
         contents = tree.refresh()
@@ -170,8 +175,44 @@ async def settle(
             landed.append(record)
     with contextlib.suppress(FileNotFoundError):
         own.unlink()
+    beside = await asyncio.to_thread(_beside, ws.root, task_id, landing_id)
     paths_landed = tuple(x.path for x in landed)
-    return Settled(paths_landed, tuple(unreviewable), tuple(landed))
+    return Settled(paths_landed, tuple(unreviewable), tuple(landed), beside)
+
+
+def _marker(root: Path, landing_id: str) -> Path:
+    return manifests.folder(root) / f"{landing_id}.beside"
+
+
+def _note_beside(root: Path, task_id: str, landing_id: str) -> None:
+    """Two commands of different tasks at once: each snapshot's marker names the other
+    task (a file beside the snapshot, one line a task), so the one that ends last knows
+    too, though the other's snapshot is gone by then."""
+    for path in manifests.open_snapshots(root):
+        owner, _ = manifests.snapshot_owner(path)
+        if owner is None or owner == task_id or path.stem == landing_id:
+            continue
+        with contextlib.suppress(OSError):
+            with open(_marker(root, path.stem), "a", encoding="utf-8") as f:
+                f.write(task_id + "\n")
+            with open(_marker(root, landing_id), "a", encoding="utf-8") as f:
+                f.write(owner + "\n")
+
+
+def _beside(root: Path, task_id: str, landing_id: str) -> tuple[str, ...]:
+    """The other tasks whose commands ran during this one (its marker, and those still
+    running), once: the marker goes with the snapshot."""
+    marker = _marker(root, landing_id)
+    try:
+        named = marker.read_text(encoding="utf-8").split()
+        marker.unlink()
+    except OSError:
+        named = []
+    for path in manifests.open_snapshots(root):
+        owner, _ = manifests.snapshot_owner(path)
+        if owner is not None and owner != task_id:
+            named.append(owner)
+    return tuple(dict.fromkeys(t for t in named if t != task_id))
 
 
 def _same_content(old: Entry | None, new: Entry | None) -> bool:

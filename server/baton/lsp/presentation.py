@@ -18,9 +18,10 @@ from typing import Any, Literal
 
 from lsprotocol import types
 
-from baton.core import paths, transitions
+from baton.core import authors, paths, transitions
 from baton.core.hunks import Lines, render_hunk, split_lines
 from baton.core.ops import HunkStatus
+from baton.core.overlaps import overlaps
 from baton.core.placement import Candidate, Placed, Shown, applied_shifts, expected_line, place
 from baton.core.state import HunkState, TaskState
 from baton.core.transitions import status_word
@@ -318,6 +319,40 @@ def diagnostics_for(ls: BatonServer, placed: FileView) -> list[dict[str, Any]]:
                 "data": {"hunkId": x.hunk.id, "taskId": x.task_id, "status": x.shown.value},
             }
         )
+    if placed.placed:
+        out += overlap_diagnostics(ls, placed)
+    return out
+
+
+def overlap_diagnostics(ls: BatonServer, placed: FileView) -> list[dict[str, Any]]:
+    """A warning over each region two sessions' hunks share (core/overlaps.py), and a
+    message the first time one is seen: the developer learns of it when it happens, with
+    the file open or not."""
+    out = []
+    for o in overlaps(placed.placed[0].hunk.path, placed.placed):
+        first, end_line, end_char = line_span(ls, placed.lines, o.line, o.count)
+        words = o.words()
+        out.append(
+            {
+                "range": {
+                    "start": {"line": first, "character": 0},
+                    "end": {"line": end_line, "character": end_char},
+                },
+                "severity": types.DiagnosticSeverity.Warning.value,
+                "code": p.OVERLAP_CODE,
+                "source": p.SOURCE,
+                "message": words,
+                "data": {
+                    "overlap": True,
+                    "hunkIds": [x.hunk.id for x in o.hunks],
+                    "taskIds": sorted({x.task_id for x in o.hunks}),
+                    "madeBy": sorted({x.hunk.made_by or "" for x in o.hunks} - {""}),
+                },
+            }
+        )
+        if o.key not in ls.told_overlaps:
+            ls.told_overlaps.add(o.key)
+            ls.tell(f"Baton: {words}", types.MessageType.Warning)
     return out
 
 
@@ -354,6 +389,8 @@ def hover_text(x: Placed) -> str:
     )
     word = transitions.hunk_word(x.hunk)
     head = f"**Baton** · {word} · hunk `{x.hunk.id}` · task `{x.task_id}`"
+    if x.hunk.made_by:
+        head += f" · made by {authors.label(x.hunk.made_by)}"
     return f"{head}\n\n```diff\n{diff}```"
 
 
@@ -404,6 +441,8 @@ def _hunk_view(task_id: str, hunk: HunkState, uri: str, here: Placed | None) -> 
         conflict=hunk.conflict,
         landed=hunk.landed,
         word=status_word(hunk.status, hunk.landed),
+        made_by=hunk.made_by,
+        made_by_label=authors.label(hunk.made_by),
     ).model_dump(mode="json", by_alias=True)
 
 
@@ -430,6 +469,7 @@ def task_view(
         steps=[
             {"name": s.name, "status": s.status.value, "note": s.note} for s in state.steps.values()
         ],
+        made_by=state.makers(),
     ).model_dump(mode="json", by_alias=True)
 
 

@@ -23,6 +23,9 @@ PROTOCOL_VERSION = 2
 
 # Requests (client → server)
 TASKS = "baton/tasks"
+OVERLAP_CODE = "overlap"
+"""The code of the warning over lines two agent sessions' hunks share (core/overlaps.py);
+its `data`: `overlap: true`, `hunkIds`, `taskIds`, `madeBy`."""
 TASK = "baton/task"
 HUNK = "baton/hunk"
 
@@ -186,6 +189,12 @@ class HunkView(BaseModel):
     word: str = ""
     """The status as every face says it (`transitions.status_word`: landed, kept …): what
     a client shows, instead of a table of its own."""
+    made_by: str | None = Field(default=None, alias="madeBy")
+    """Who wrote a landed hunk: `<product>:<session id>` for an agent product's session,
+    an API worker's id, or null when not known (`HunkState.made_by`)."""
+    made_by_label: str = Field(default="", alias="madeByLabel")
+    """The same as every face says it (`core/authors.label`): "Claude Code session
+    1a2b3c4d"; empty when not known."""
 
 
 class TaskView(BaseModel):
@@ -204,6 +213,8 @@ class TaskView(BaseModel):
     """Live hunks per status word (`HunkView.word`), zeros left out: the counts as every
     face says them, landed hunks apart from proposals."""
     steps: list[dict[str, str]]
+    made_by: dict[str, int] = Field(default_factory=dict, alias="madeBy")
+    """The live hunks by the session (or worker) that wrote them, those known only."""
 
 
 class HunkContent(BaseModel):

@@ -112,6 +112,9 @@ class BatonServer(StdioLanguageServer):
         previous server) is not judged by a save that never held it."""
         self.told_unreadable: set[tuple[Path, str, int]] = set()
         """Unreadable ops (workspace, task, lsn) the developer was told of: each once."""
+        self.told_overlaps: set[tuple[str, ...]] = set()
+        """Overlaps of two sessions' hunks (core/overlaps.py, by their hunks) the developer
+        was told of in a message: each once; the diagnostic stays while it lasts."""
         self.settling = asyncio.Lock()
         """One at a time: recording what a buffer holds and settling what a save wrote,
         so a save racing the change before it cannot record one effect twice."""

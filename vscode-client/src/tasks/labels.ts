@@ -69,7 +69,8 @@ export function hunkLabel(hunk: p.HunkView): string {
 export function hunkDescription(hunk: p.HunkView): string {
   const shown = hunkShown(hunk);
   const where = `line ${hunk.line + 1}`;
-  return shown === 'pending' ? where : `${where} · ${shown}`;
+  const said = shown === 'pending' ? where : `${where} · ${shown}`;
+  return hunk.madeByLabel ? `${said} · ${hunk.madeByLabel}` : said;
 }
 
 export function hunkTooltip(hunk: p.HunkView): string {
@@ -77,6 +78,7 @@ export function hunkTooltip(hunk: p.HunkView): string {
     hunkLabel(hunk),
     `${hunk.path}, line ${hunk.line + 1}: ${hunkStatusWords(hunkShown(hunk))}`,
   ];
+  if (hunk.madeByLabel) lines.push(`Made by ${hunk.madeByLabel} (${hunk.madeBy ?? ''})`);
   if (hunk.conflict) lines.push(`Conflict: ${hunk.conflict}`);
   if (hunk.comment) lines.push(`Comment: ${hunk.comment}`);
   lines.push(`Hunk ${hunk.id} (task ${hunk.taskId})`);

@@ -179,6 +179,19 @@ describe('hunks', () => {
     assert.match(hunkNode(hunk({ status: 'stale' })).tooltip, /stale: the code under it changed/);
   });
 
+  it('names the product and session that made it, in its row and its tooltip', () => {
+    const made = hunk({
+      landed: true,
+      word: 'landed',
+      madeBy: 'codex:019b2c3d-aaaa-7000-8000-000000000001',
+      madeByLabel: 'Codex session 019b2c3d',
+    });
+    const n = hunkNode(made);
+    assert.match(n.description, / · Codex session 019b2c3d$/);
+    assert.match(n.tooltip, /\nMade by Codex session 019b2c3d \(codex:019b2c3d-aaaa-7000-8000-000000000001\)\n/);
+    assert.doesNotMatch(hunkNode(hunk()).tooltip, /Made by/); // not known: not said
+  });
+
   it('is labelled by its id when it has no summary', () => {
     assert.equal(hunkNode(hunk({ summary: '' })).label, 'hunk c721f7508f68');
   });

@@ -20,6 +20,7 @@ import sys
 from baton import __version__
 from baton.product_marks import CODEX_MARK
 
+from .processes import agent_of_hook
 from .wire import DAEMON_ENV, MAX_INPUT, PRODUCTS, connect, frame, read_frame
 
 
@@ -44,14 +45,17 @@ def nearest_root(start: str) -> str:
         folder = parent
 
 
-def ask_daemon(folder: str, product: str, raw: bytes) -> str | None:
-    """The daemon's answer, or None when there is no daemon to give one."""
+def ask_daemon(folder: str, product: str, raw: bytes, agent: str | None = None) -> str | None:
+    """The daemon's answer, or None when there is no daemon to give one. `agent`: the
+    agent product's process this hook runs for (processes.py), which only this process
+    can tell."""
     try:
         sock = connect(folder)
     except OSError:
         return None
     try:
-        sock.sendall(frame(f"{__version__}\n{product}".encode()) + frame(raw))
+        header = f"{__version__}\n{product}\n{agent or ''}"
+        sock.sendall(frame(header.encode()) + frame(raw))
         answer = read_frame(sock).decode("utf-8")
     except (OSError, ConnectionError, UnicodeDecodeError):
         return None
@@ -95,8 +99,9 @@ def main(argv: list[str] | None = None) -> int | None:
     if product == "codex" and not os.path.isfile(os.path.join(folder, CODEX_MARK)):
         return 0  # Codex's hooks are the user's, for every project: not set up in this one
     answer = None
+    agent = agent_of_hook()
     if os.environ.get(DAEMON_ENV, "1") != "0" and os.path.isdir(folder):
-        answer = ask_daemon(folder, product, raw)
+        answer = ask_daemon(folder, product, raw, agent)
         if answer is None:
             start_daemon(root)
     if answer is None:
@@ -104,7 +109,7 @@ def main(argv: list[str] | None = None) -> int | None:
         from baton.adapters import hookio
         from baton.adapters.products import HANDLERS
 
-        answer = hookio.run(raw, HANDLERS[product], product)
+        answer = hookio.run(raw, HANDLERS[product], product, agent=agent)
     if answer:
         sys.stdout.write(answer + "\n")
     return 0

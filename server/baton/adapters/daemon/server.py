@@ -79,8 +79,9 @@ class Daemon:
         try:
             header = (await _readframe(reader)).decode("utf-8", "replace")
             raw = await _readframe(reader)
-            version, _, product = header.partition("\n")
-            if product.startswith("cli\n") and version == __version__:
+            version, _, rest = header.partition("\n")
+            product, _, agent = rest.partition("\n")  # a hook's: its agent's process
+            if rest.startswith("cli\n") and version == __version__:
                 writer.write(await self.serve_cli(header, raw, reader, writer))
             elif version != __version__ or product not in HANDLERS:
                 writer.write(frame(b"\0restart"))
@@ -89,7 +90,9 @@ class Daemon:
                 if self.keeping is None:  # an agent product's hooks: Bash calls to come
                     self.keeping = asyncio.create_task(self.keep_tree())
                 async with self.busy:
-                    answer = await hookio.answer(self.ws, raw, HANDLERS[product])
+                    answer = await hookio.answer(
+                        self.ws, raw, HANDLERS[product], agent=agent or None
+                    )
                     self.last = asyncio.get_running_loop().time()
                 writer.write(frame(answer.encode("utf-8")))
             await writer.drain()
