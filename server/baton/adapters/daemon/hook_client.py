@@ -129,7 +129,7 @@ def _exit_with(answer: str) -> None:
 def _full_python() -> None:
     """The hook runs with `python -S` (no site-packages, no .pth files: ~3 ms less on every
     hook, baton/hook.py); the slow path needs Baton's dependencies, so add them now."""
-    if sys.flags.no_site:
+    if sys.flags.no_site and "site" not in sys.modules:  # once: baton/hook.py may ask twice
         import site
 
         site.main()
