@@ -56,7 +56,7 @@ from tests.agents import claude
 from tests.agents.scripted_model import Request, ScriptedModel, Turn, TurnLike
 
 from .report import Cell, emit, verdict
-from .stats import median, percentile, settle
+from .stats import median, percentile, run_waiting, settle
 
 TARGET_P95_MS = 100.0
 """The issue's budget: Baton's two hooks together add at most this, p95, over no hooks."""
@@ -412,15 +412,14 @@ def timed(command: str, root: Path, stdin: bytes = b"", env: dict[str, str] | No
     environment = {**os.environ, **settings_env(root), "CLAUDE_PROJECT_DIR": str(root)}
     environment |= env or {}
     t0 = time.perf_counter_ns()
-    subprocess.run(
+    run_waiting(
         ["/bin/sh", "-c", command],
+        stdin,
+        60,
         cwd=root,
-        input=stdin,
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        check=False,
-        timeout=60,
     )
     return time.perf_counter_ns() - t0
 

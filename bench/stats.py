@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import gc
 import math
+import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 
 def percentile(sorted_ns: Sequence[int], q: float) -> float:
@@ -54,6 +57,26 @@ def summarize(samples_ns: Sequence[int], wall_ns: int) -> Summary:
         p999_us=percentile(ordered, 99.9),
         max_us=ordered[-1] / 1_000 if ordered else math.nan,
     )
+
+
+def run_waiting(argv: list[str], stdin: bytes, timeout: float, **popen: Any) -> int:
+    """Run a process to its end, as Claude Code runs a hook, and learn of its exit at once:
+    its exit code.
+
+    Not `subprocess.run(..., timeout=...)`: with a timeout, Popen.wait polls, sleeping 1,
+    2, 4, 8, 16 ms … between looks, so a hook that ended at 9 ms was seen at ~15.6 ms, one
+    that ended at 16 ms at ~31.5 ms — the "16 ms scheduler tick" and the bimodal p50 (32 or
+    64 ms a pair) of earlier readings (docs/performance.md, section 10). Claude Code hears
+    of a hook's exit when it happens (SIGCHLD). So this waits blocking, and a timer kills a
+    process that hangs past `timeout`."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, **popen)
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    try:
+        proc.communicate(stdin)  # no timeout: a blocking wait
+    finally:
+        timer.cancel()
+    return proc.returncode
 
 
 def settle() -> None:

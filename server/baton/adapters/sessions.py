@@ -38,7 +38,7 @@ from baton.core.brief import BATON, clip
 from baton.core.keys import derive
 from baton.core.ops import Delivered as DeliveredPayload
 from baton.core.ops import HunkStatus, OpKind
-from baton.core.state import Remark, TaskState
+from baton.core.state import Remark, TaskInfo, TaskState
 from baton.effects import landings
 from baton.store import LeaseHeld, NewOp, TaskClosed
 from baton.workspace.workspace import Workspace
@@ -47,8 +47,13 @@ from .daemon import processes
 from .daemon.wire import PRODUCTS
 
 LEASE_SECONDS = 15 * 60.0
-"""Renewed by every hook; a session idle longer than this loses nothing (its next hook
-claims the task again when nobody else took it)."""
+"""Renewed by a session's hooks; a session idle longer than this loses nothing (its next
+hook claims the task again when nobody else took it)."""
+RENEW_BELOW = LEASE_SECONDS / 2
+"""A hook renews its session's lease only once less than this is left: a renewal is a
+durable write (an fsync'd transaction, ~2 ms of the daemon's turn here), and one on every
+hook, twice per tool call, bought nothing. The epoch a hook writes with is the one just
+read, and every write is fenced by it, so a takeover in between is refused as before."""
 
 TITLE_CHARS = 80
 
@@ -174,6 +179,8 @@ async def current(ws: Workspace, session: Session, *, take_over: bool = False) -
                 candidates = [info]  # the newest, or an older one its session left dying
                 break
     for info in candidates:
+        if not take_over and _held_long_enough(ws, info, session):
+            return Task(worker, info.task_id, info.epoch)
         holder = info.worker
         takeable = states.get(info.task_id) in ("gone", "replaced", "unknown")
         take_from = holder if takeable and is_session(holder) else None
@@ -190,6 +197,17 @@ async def current(ws: Workspace, session: Session, *, take_over: bool = False) -
                 await task.remark("note", interrupted(holder, settled.landings), author=BATON)
         return task
     return None
+
+
+def _held_long_enough(ws: Workspace, info: TaskInfo, session: Session) -> bool:
+    """The session holds the task's lease for more than RENEW_BELOW yet (the store's
+    clock: the database's, for PostgreSQL)."""
+    expires = info.lease_expires
+    return (
+        info.worker == session.worker_id
+        and expires is not None
+        and RENEW_BELOW < expires - ws.store.clock() <= LEASE_SECONDS
+    )
 
 
 OUTCOME_WORDS = {

@@ -12,8 +12,6 @@ makes a repeat harmless. Nothing listens on a network port: the socket sits in t
 private .baton/ folder (0700).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -84,10 +82,15 @@ def start_daemon(root: str) -> None:
         pass
 
 
-def main(argv: list[str] | None = None) -> int | None:
+def main(argv: list[str] | None = None, *, exit_when_answered: bool = False) -> int | None:
     """Handle one hook event the lean way: its exit code, or None when this is not an
     event of a product this path knows (`--help`, a usage error): the caller then runs
-    the whole command line, with site-packages on the path by then."""
+    the whole command line, with site-packages on the path by then.
+
+    `exit_when_answered`: the process is the hook's own (baton/hook.py), so once the
+    daemon's answer is out it ends at once: nothing is left to flush or close, and the
+    interpreter's teardown (a garbage collection, every module freed) is ~10% of a hook's
+    CPU (docs/performance.md, section 10)."""
     args = sys.argv[1:] if argv is None else argv
     product = args[1] if len(args) > 1 else ""
     if args[:1] != ["hook"] or product not in PRODUCTS:
@@ -104,6 +107,8 @@ def main(argv: list[str] | None = None) -> int | None:
         answer = ask_daemon(folder, product, raw, agent)
         if answer is None:
             start_daemon(root)
+        elif exit_when_answered:
+            _exit_with(answer)
     if answer is None:
         _full_python()
         from baton.adapters import hookio
@@ -115,10 +120,21 @@ def main(argv: list[str] | None = None) -> int | None:
     return 0
 
 
+def _exit_with(answer: str) -> None:
+    """Print the daemon's answer and end the process, skipping the interpreter's teardown."""
+    try:
+        if answer:
+            sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
+    except OSError:
+        os._exit(0)  # the product stopped reading: a hook never fails its tool call
+    os._exit(0)
+
+
 def _full_python() -> None:
     """The hook runs with `python -S` (no site-packages, no .pth files: ~3 ms less on every
     hook, baton/hook.py); the slow path needs Baton's dependencies, so add them now."""
-    if sys.flags.no_site:
+    if sys.flags.no_site and "site" not in sys.modules:  # once: baton/hook.py may ask twice
         import site
 
         site.main()

@@ -201,6 +201,19 @@ async def _readframe(reader: asyncio.StreamReader) -> bytes:
     return await reader.readexactly(size)
 
 
+async def open_workspace(root: Path) -> Workspace:
+    """The daemon's store, its jobs run in the daemon's own thread (`inline`).
+
+    The daemon handles one event at a time (`Daemon.busy`): while a job runs, nothing on
+    its loop has anything to do but wait for it too (the next hook's connection waits for
+    `busy`; the watcher's events queue in the kernel). A store thread instead cost every
+    event ~9 hand-offs between threads: 105 context switches per tool call (its two hooks)
+    against 35, and ~2 ms of the daemon's CPU (docs/performance.md, section 10): on a
+    busy machine each wake-up may wait for a CPU. Never a deleted checkout brought back:
+    `restore_deleted` off (the module says why)."""
+    return await Workspace.open(root, restore_deleted=False, inline=True)
+
+
 async def run(root: Path, commands: AgentCommands) -> int:
     folder = root / ".baton"
     lock = os.open(folder / "hooks.lock", os.O_CREAT | os.O_RDWR, 0o600)
@@ -212,7 +225,7 @@ async def run(root: Path, commands: AgentCommands) -> int:
         # The hook that started it may not have made the database yet: whichever comes
         # first makes it (it is created whole, under a temporary name).
         _log_to(folder / "hooks.log")
-        async with await Workspace.open(root, restore_deleted=False) as ws:
+        async with await open_workspace(root) as ws:
             daemon = Daemon(root, ws, commands)
             if (database := store_config(root).sqlite_path) is not None:
                 daemon.database = (database, _identity(database))

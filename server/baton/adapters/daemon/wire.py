@@ -6,8 +6,6 @@ length and the bytes; the first frame says which Baton sent it and for what (a p
 hook event, or `cli` and a command line), so a daemon of another version declines.
 """
 
-from __future__ import annotations
-
 import _socket  # socket.py's C core: the wrapper's enums and selectors cost ~4 ms a hook
 import os
 
