@@ -43,7 +43,7 @@ async def cmd_status(args: argparse.Namespace) -> None:
         in_git = git.inside(ws.root)
         unseen = agent_sessions.warning(agent_sessions.unrecorded_codex(ws.root))
         watched = [
-            row.info.task_id
+            row.review
             for row in overview
             if row.info.status == "open"
             and any(row.review.summary.landed().get(s, 0) for s in WATCHED)

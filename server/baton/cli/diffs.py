@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -18,9 +19,12 @@ from baton.core import authors
 from baton.core.hunks import render_hunk
 from baton.core.overlaps import WATCHED, Overlap, overlaps
 from baton.core.placement import Candidate, Placed, expected_line, place
+from baton.core.review_index import KEYS
 from baton.core.state import HunkState, TaskState
 from baton.effects.final_state import read_current
+from baton.workspace import review_index
 from baton.workspace.hunk_text import hunk_body, new_lines_of
+from baton.workspace.review_index import Reviewed
 from baton.workspace.workspace import Workspace
 
 RED, GREEN, CYAN, BOLD, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
@@ -87,10 +91,11 @@ async def lines_now(ws: Workspace, items: list[tuple[str, HunkState]]) -> dict[s
     finds it wherever it moved (nearest first), and only a hunk no longer in its file
     stays at its base line."""
 
-    async def base(_: str, hunk: HunkState) -> int:
-        return hunk.base_line
+    return {x.hunk.id: x.line for x in await _placed(ws, items, _from_base)}
 
-    return {x.hunk.id: x.line for x in await _placed(ws, items, base)}
+
+async def _from_base(_: str, hunk: HunkState) -> int:
+    return hunk.base_line
 
 
 def render(shown: Shown, status: str, color: bool) -> str:
@@ -124,20 +129,28 @@ def render(shown: Shown, status: str, color: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def session_overlaps(ws: Workspace, task_ids: list[str]) -> list[Overlap]:
+LANDED_WATCHED = frozenset(k for k in KEYS if k[1] and k[0] in WATCHED)
+"""The review index's keys of landed hunks in review or kept."""
+
+
+async def session_overlaps(ws: Workspace, reviews: list[Reviewed]) -> list[Overlap]:
     """Where landed hunks of these tasks (open ones, with landed hunks in review or
     kept) meet in their files on disk now (core/overlaps.py): two agent sessions wrote
-    the same lines. Only files with such hunks of two tasks or more are placed."""
-    if len(task_ids) < 2:
+    the same lines. Read from the review index, no task folded: the files each task's
+    such hunks are in (one grouped read a task), and only in a file two tasks or more
+    share, those hunks, placed from their base line as `baton hunks` places a page."""
+    if len(reviews) < 2:
         return []
-    by_path: dict[str, list[tuple[str, HunkState]]] = {}
-    for task_id in task_ids:
-        state = await ws.state(task_id)
-        for hunk in state.hunks.values():
-            if hunk.landed and hunk.status in WATCHED:
-                by_path.setdefault(hunk.path, []).append((task_id, hunk))
-    items = [x for hunks in by_path.values() if len({t for t, _ in hunks}) > 1 for x in hunks]
+    files = {r.task_id: await review_index.files(ws, r, LANDED_WATCHED) for r in reviews}
+    shared = [p for p, n in Counter(p for f in files.values() for p in f).items() if n > 1]
+    items: list[tuple[str, HunkState]] = []
+    for r in reviews:
+        for path in sorted(set(shared) & files[r.task_id].keys()):
+            page, _ = await review_index.page(
+                ws, r, None, files[r.task_id][path], LANDED_WATCHED, path
+            )
+            items += [(r.task_id, hunk) for hunk in page]
     found: dict[str, list[Placed]] = {}
-    for x in await placed_hunks(ws, items):
-        found.setdefault(x.placed.hunk.path, []).append(x.placed)
+    for x in await _placed(ws, items, _from_base):
+        found.setdefault(x.hunk.path, []).append(x)
     return [o for path in sorted(found) for o in overlaps(path, found[path])]

@@ -120,6 +120,21 @@ async def page(
     return page_of(review.state.hunks.values(), after, limit, keys, path)
 
 
+async def files(
+    ws: Workspace, review: Reviewed, keys: frozenset[TallyKey] | None
+) -> dict[str, int]:
+    """How many live hunks of the task with one of `keys` each file has (the files that
+    have any): one grouped read of the index, or a count of the folded state's."""
+    if review.indexed:
+        return await ws.store.review_files(review.task_id, keys)
+    assert review.state is not None
+    found: dict[str, int] = {}
+    for h in review.state.hunks.values():
+        if keys is None or tally_key(h) in keys:
+            found[h.path] = found.get(h.path, 0) + 1
+    return found
+
+
 async def count(
     ws: Workspace, review: Reviewed, keys: frozenset[TallyKey] | None, path: str | None
 ) -> int:
