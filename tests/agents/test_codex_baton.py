@@ -12,11 +12,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pytest_lsp import client_capabilities
 
 from baton.core.ops import HunkStatus
 from baton.workspace.workspace import Workspace
 from tests.agents import codex
 from tests.agents.scripted_responses import Patch, ScriptedResponses, Shell
+from tests.lsp.conftest import start_editor, stop_editor
 
 # `make test` runs these, the inner loop does not: drives the real Codex binary.
 pytestmark = pytest.mark.slow
@@ -79,11 +81,22 @@ async def test_codex_edits_land_as_hunks_and_the_undo_comment_reaches_its_model(
         # The first request already carried Baton's note on recording (SessionStart).
         assert "Baton records this session" in model.requests[0].developer_text()
 
-        # The developer: keeps the added file, hand-edits calc.py, undoes Codex's change.
-        baton(root, home, "keep", hunks["docs/usage.md"].id)
-        text = (root / "calc.py").read_text().replace("return a + b", "return a + b  # sum")
-        (root / "calc.py").write_text(text)
-        baton(root, home, "undo", hunks["calc.py"].id, "-m", COMMENT)
+        # The developer, in an editor on the real `baton serve`: keeps the added file,
+        # hand-edits calc.py elsewhere, then undoes Codex's change there with a comment.
+        editor = await start_editor(root, client_capabilities("visual-studio-code"))
+        try:
+            for path in ("docs/usage.md", "calc.py"):
+                uri = editor.uri(path)
+                await editor.until(lambda uri=uri: editor.diagnostics(uri))
+            await editor.command("baton.keep", {"hunkId": hunks["docs/usage.md"].id})
+            text = (root / "calc.py").read_text().replace("return a + b", "return a + b  # sum")
+            (root / "calc.py").write_text(text)
+            undone = await editor.command(
+                "baton.undo", {"hunkId": hunks["calc.py"].id, "comment": COMMENT}
+            )
+            assert undone["outcome"] == "applied", undone
+        finally:
+            await stop_editor(editor)
         assert (root / "calc.py").read_text() == CALC.replace("return a + b", "return a + b  # sum")
         assert (root / "docs/usage.md").read_text() == "Call add(a, b).\n"
 
