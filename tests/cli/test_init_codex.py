@@ -79,6 +79,32 @@ def test_init_adds_one_block_is_idempotent_and_remove_restores_every_byte(
     assert baton(root, "init", "codex", "--remove", env=env).stdout.startswith("nothing")
 
 
+def test_remove_in_one_project_leaves_the_hooks_for_the_others(tmp_path: Path) -> None:
+    """Baton's hooks are the user's, serving every project that opted in: `--remove` in one
+    of them must not silently stop the others; the last one out takes them out, byte for
+    byte. A project deleted since holds nothing."""
+    first, home, env = homes(tmp_path)
+    second, gone = tmp_path / "second", tmp_path / "gone"
+    for root in (second, gone):
+        root.mkdir()
+    for root in (first, second, gone):
+        baton(root, "init", "codex", env=env)
+    block = (home / "config.toml").read_text()
+    (gone / ".baton" / "codex.json").unlink()  # as `rm -rf` would, more or less
+
+    out = baton(first, "init", "codex", "--remove", env=env).stdout
+    assert "Baton's hooks kept: 1 other project(s) still record under Codex" in out
+    assert str(second.resolve()) in out and str(gone) not in out
+    assert (home / "config.toml").read_text() == block  # the second project still records
+    assert not (first / ".baton" / "codex.json").exists()
+    assert (second / ".baton" / "codex.json").exists()
+
+    out = baton(second, "init", "codex", "--remove", env=env).stdout
+    assert "Baton's hooks removed" in out
+    assert (home / "config.toml").read_bytes() == MY_CONFIG.encode()
+    assert sorted(p.name for p in home.iterdir()) == ["config.toml", "hooks.json"]
+
+
 def test_without_a_config_remove_leaves_none(tmp_path: Path) -> None:
     root, home = tmp_path / "proj", tmp_path / "fresh-home"
     root.mkdir()

@@ -22,7 +22,11 @@ is written, as `[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash = 
 
 Nothing of the user's is touched: everything Baton writes is one block at the end of
 config.toml, between two marker comments, and `--remove` cuts exactly that block out, so
-the file is byte for byte what it was. Codex keys a hook's trust by its position among
+the file is byte for byte what it was — once no other project needs it. The block serves
+every project of the user's that opted in, so `--remove` in one of them takes out that
+project's opt-in and leaves the block while another still records under Codex (listed in
+`$CODEX_HOME/baton-projects.json`, each still holding its opt-in): removing Baton from one
+project never silently stops the others. Codex keys a hook's trust by its position among
 the event's entries of its file, so Baton's come after the user's: theirs keep their
 place and their trust. Run again, nothing changes.
 """
@@ -78,6 +82,22 @@ NOT_TRUSTED = (
 )
 
 
+PROJECTS = "baton-projects.json"
+"""In CODEX_HOME: the projects `init codex` opted in on this machine (absolute paths)."""
+
+
+def _projects(home: Path) -> list[str]:
+    try:
+        listed = json.loads((home / PROJECTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+
+
+def _list_projects(home: Path, projects: list[str]) -> None:
+    _write(home / PROJECTS, json.dumps(sorted(set(projects)), indent=1) + "\n" if projects else "")
+
+
 def codex_home() -> Path:
     home = os.environ.get("CODEX_HOME")
     return Path(home) if home else Path.home() / ".codex"
@@ -126,8 +146,23 @@ def init(
     user_text = _without_block(text)
     user = _toml(config, user_text)
     changed: list[Changed] = []
+    here = str(root.resolve())
+    projects = _projects(config.parent)
     if remove:
-        if text != user_text:
+        others = [p for p in projects if p != here and (Path(p) / ".baton" / CODEX_MARK).exists()]
+        _list_projects(config.parent, others)
+        if others and text != user_text:
+            named = ", ".join(others[:3]) + (
+                f" and {len(others) - 3} more" if len(others) > 3 else ""
+            )
+            changed.append(
+                Changed(
+                    config,
+                    f"Baton's hooks kept: {len(others)} other project(s) still record under "
+                    f"Codex ({named}); `baton init codex --remove` in the last takes them out",
+                )
+            )
+        elif text != user_text:
             _write(config, user_text)
             changed.append(Changed(config, "Baton's hooks removed"))
     else:
@@ -158,6 +193,8 @@ def init(
             mark.unlink()
             changed.append(Changed(mark, "this project no longer recorded under Codex"))
     else:
+        if here not in projects:
+            _list_projects(config.parent, [*projects, here])
         wanted = json.dumps({"config": str(config)}) + "\n"
         if not mark.exists() or mark.read_text(encoding="utf-8") != wanted:
             mark.write_text(wanted, encoding="utf-8")
