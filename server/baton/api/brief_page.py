@@ -89,9 +89,7 @@ async def first_page(
     if summary is None or rest is None or rest.lsn != summary.lsn:
         return None
     decided = await _rows(ws, task_id, DECIDED, summary)
-    landed = (
-        await _rows(ws, task_id, LANDED_PENDING, summary) if _has(summary, LANDED_PENDING) else []
-    )
+    landed = await _rows(ws, task_id, LANDED_PENDING, summary)
     busy = {x.path for x in rest.dangling_landings()}  # the agent is writing them: as handoff
     if landed and await overwritten.maybe_gone(ws, [h for h in landed if h.path not in busy]):
         return None  # the whole brief's handoff supersedes what a save took out
@@ -130,10 +128,6 @@ def _page(brief: HandoffBrief, files: dict[str, int], waiting: int) -> brief_pag
 async def _current(ws: Workspace, task_id: str) -> ReviewSummary | None:
     heads = await review_index.heads(ws)
     return await review_index.current(ws, task_id, heads.get(task_id))
-
-
-def _has(summary: ReviewSummary, keys: frozenset[TallyKey]) -> bool:
-    return summary.count(keys) > 0
 
 
 async def _rows(
