@@ -13,13 +13,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from baton.api import calls
-from baton.api.worker import Worker
+from baton.api import brief_page, calls
+from baton.api.worker import Task, Worker
+from baton.core import brief_pages
 from baton.core.brief_pages import render_markdown
-from baton.core.ops import HunkStatus
+from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import expected_line
 from baton.effects import landings
+from baton.effects.apply import apply_accepted
 from baton.effects.recovery import settle_task
+from baton.review.decisions import decide
 
 from .test_landed import BASE, Agent, edit, hunks, undo
 
@@ -180,3 +183,60 @@ def baton_cli(root: Path, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+async def test_a_saved_redo_taken_back_by_a_save_is_undone_again(
+    worker: Worker, project: Path
+) -> None:
+    """The redo's mirror: an undone hunk kept again (its new lines written back), then
+    the old lines saved back over it (an editor's Ctrl+Z of the redo, and a save). Every
+    brief — `baton resume`'s page 1 from the index as the whole one — and whoever settles
+    the task find it undone again, the redo's comment withdrawn and the undo's still told,
+    no conflict. A new file undone, redone and emptied again is undone again too. A hunk
+    kept straight away (a keep writes nothing) whose old lines a hand edit put back
+    stays kept: that edit is the developer's, as of an accepted proposal."""
+    (project / "f.py").write_text(BASE)
+    task = await worker.begin("t")
+    agent = Agent(task, project)
+    written = edit(edit(BASE, 3, "three\n"), 20, "twenty\n")
+    await agent.write("f.py", written)
+    await agent.write("new.py", "X = 1\n")
+    state = await task.state()
+    top, below = sorted(
+        (h.id for h in state.hunks.values() if h.path == "f.py"),
+        key=lambda h: state.hunks[h].base_line,
+    )
+    (created,) = [h.id for h in state.hunks.values() if h.path == "new.py"]
+    for hid in (top, created):
+        assert await undo(task, hid, comment=f"why not {hid}") == "applied"
+        assert await redo(task, hid, comment=f"keep {hid} after all") == "applied"
+    await decide(task.ws, task.id, below, Decision.ACCEPTED)  # a keep: nothing written
+    assert (project / "f.py").read_text() == written
+    assert (project / "new.py").read_text() == "X = 1\n"
+    kept = brief_pages.render(await brief_page.page_one(task.ws, task.id))  # saves the state
+    assert f"keep {top} after all" in kept
+    assert await brief_page.first_page(task.ws, task.id) is not None  # page 1 from the index
+    (project / "f.py").write_text(BASE)  # Ctrl+Z of the redo, saved; and below by hand
+    (project / "new.py").write_text("")  # the editor's Ctrl+Z of the file's redo, saved
+
+    page = baton_cli(project, "resume", task.id)
+    brief = render_markdown(await calls.resume(task.ws, task.id))
+    state = await task.state()
+    assert [state.hunks[h].status for h in (top, created, below)] == [
+        HunkStatus.UNDONE,
+        HunkStatus.UNDONE,
+        HunkStatus.APPLIED,
+    ]
+    for text in (page, brief):
+        assert f"why not {top}" in text and f"why not {created}" in text, text
+        assert f"keep {top} after all" not in text and f"keep {created}" not in text, text
+        assert "onflict" not in text, text
+    assert (await settle_task(task.ws, task.id)).restored == []  # once
+    assert (project / "f.py").read_text() == BASE and (project / "new.py").read_text() == ""
+
+
+async def redo(task: Task, hid: str, comment: str = "") -> str:
+    """Keep an undone hunk: its redo, written by Baton as `baton keep` does."""
+    await decide(task.ws, task.id, hid, Decision.ACCEPTED, comment=comment)
+    (result,) = await apply_accepted(task.ws, task.id, [hid])
+    return result.outcome
