@@ -104,18 +104,8 @@ async def test_a_saved_undo_taken_back_by_a_save_is_withdrawn(
     brief and whoever settles the task find the hunk landed again, its undo's comment
     withdrawn, no conflict; an undone hunk whose old lines are still there stays undone,
     and a new file undone and written back is landed again too."""
-    (project / "f.py").write_text(BASE)
     task = await worker.begin("t")
-    agent = Agent(task, project)
-    written = edit(edit(BASE, 3, "three\n"), 20, "twenty\n")
-    await agent.write("f.py", written)
-    await agent.write("new.py", "X = 1\n")
-    state = await task.state()
-    top, below = sorted(
-        (h.id for h in state.hunks.values() if h.path == "f.py"),
-        key=lambda h: state.hunks[h].base_line,
-    )
-    (created,) = [h.id for h in state.hunks.values() if h.path == "new.py"]
+    top, below, created = await three_landed(task, project)
     for hid in (top, below, created):
         assert await undo(task, hid, comment=f"why not {hid}") == "applied"
     assert (project / "f.py").read_text() == BASE and not (project / "new.py").exists()
@@ -195,23 +185,13 @@ async def test_a_saved_redo_taken_back_by_a_save_is_undone_again(
     no conflict. A new file undone, redone and emptied again is undone again too. A hunk
     kept straight away (a keep writes nothing) whose old lines a hand edit put back
     stays kept: that edit is the developer's, as of an accepted proposal."""
-    (project / "f.py").write_text(BASE)
     task = await worker.begin("t")
-    agent = Agent(task, project)
-    written = edit(edit(BASE, 3, "three\n"), 20, "twenty\n")
-    await agent.write("f.py", written)
-    await agent.write("new.py", "X = 1\n")
-    state = await task.state()
-    top, below = sorted(
-        (h.id for h in state.hunks.values() if h.path == "f.py"),
-        key=lambda h: state.hunks[h].base_line,
-    )
-    (created,) = [h.id for h in state.hunks.values() if h.path == "new.py"]
+    top, below, created = await three_landed(task, project)
     for hid in (top, created):
         assert await undo(task, hid, comment=f"why not {hid}") == "applied"
         assert await redo(task, hid, comment=f"keep {hid} after all") == "applied"
     await decide(task.ws, task.id, below, Decision.ACCEPTED)  # a keep: nothing written
-    assert (project / "f.py").read_text() == written
+    assert (project / "f.py").read_text() == WRITTEN
     assert (project / "new.py").read_text() == "X = 1\n"
     kept = brief_pages.render(await brief_page.page_one(task.ws, task.id))  # saves the state
     assert f"keep {top} after all" in kept
@@ -240,3 +220,23 @@ async def redo(task: Task, hid: str, comment: str = "") -> str:
     await decide(task.ws, task.id, hid, Decision.ACCEPTED, comment=comment)
     (result,) = await apply_accepted(task.ws, task.id, [hid])
     return result.outcome
+
+
+WRITTEN = edit(edit(BASE, 3, "three\n"), 20, "twenty\n")
+"""f.py as the agent's tool left it: two hunks, near the top and further down."""
+
+
+async def three_landed(task: Task, project: Path) -> tuple[str, str, str]:
+    """The agent's two hunks in f.py (`WRITTEN`) and a new file's: the ids of the top
+    hunk, the one below it and the new file's."""
+    (project / "f.py").write_text(BASE)
+    agent = Agent(task, project)
+    await agent.write("f.py", WRITTEN)
+    await agent.write("new.py", "X = 1\n")
+    state = await task.state()
+    top, below = sorted(
+        (h.id for h in state.hunks.values() if h.path == "f.py"),
+        key=lambda h: state.hunks[h].base_line,
+    )
+    (created,) = [h.id for h in state.hunks.values() if h.path == "new.py"]
+    return top, below, created
