@@ -149,11 +149,15 @@ async def withdraw_restored(
     found = written_decisions(state, only)
     if not found or shell_snapshots.open_snapshots(ws, task_id):
         return []  # none, or a command of the agent's is running: not settled yet
+    # The state is the workspace's, folded on in place while the files are read: the key
+    # is the decision seen now, so that one taken meanwhile (a redo, while its undo is
+    # judged) collides with it instead of this one being recorded after it, and refused.
+    nth = {h.id: h.decisions for hunks in found.values() for h in hunks}
     done: list[str] = []
     for path, hunks in found.items():
         for hunk in await back_on_disk(ws, state, path, hunks):
             payload = HunkReviewed(hunk_id=hunk.id, decision=Decision.RESTORED, reviewer=REVIEWER)
-            key = keys.review(task_id, hunk.id, hunk.decisions)
+            key = keys.review(task_id, hunk.id, nth[hunk.id])
             try:
                 await ws.record(NewOp(key, task_id, 0, OpKind.HUNK_REVIEWED, payload))
             except OpConflict:
