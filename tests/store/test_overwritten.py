@@ -198,6 +198,8 @@ async def test_a_saved_redo_taken_back_by_a_save_is_undone_again(
     assert await brief_page.first_page(task.ws, task.id) is not None  # page 1 from the index
     (project / "f.py").write_text(BASE)  # Ctrl+Z of the redo, saved; and below by hand
     (project / "new.py").write_text("")  # the editor's Ctrl+Z of the file's redo, saved
+    # The index still says kept: page 1 is not taken from it, but from the whole brief.
+    assert await brief_page.first_page(task.ws, task.id) is None
 
     page = baton_cli(project, "resume", task.id)
     brief = render_markdown(await calls.resume(task.ws, task.id))
@@ -213,6 +215,8 @@ async def test_a_saved_redo_taken_back_by_a_save_is_undone_again(
         assert "onflict" not in text, text
     assert (await settle_task(task.ws, task.id)).restored == []  # once
     assert (project / "f.py").read_text() == BASE and (project / "new.py").read_text() == ""
+    lean = brief_pages.render(await brief_page.page_one(task.ws, task.id))
+    assert lean == brief_pages.render(brief_pages.page(await calls.resume(task.ws, task.id)))
 
 
 async def redo(task: Task, hid: str, comment: str = "") -> str:
