@@ -13,13 +13,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from baton.api import brief_page, calls
 from baton.api.worker import Task, Worker
 from baton.core import brief_pages
 from baton.core.brief_pages import render_markdown
 from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import expected_line
-from baton.effects import landings
+from baton.core.state import HunkBody, HunkState
+from baton.effects import landings, restored
 from baton.effects.apply import apply_accepted
 from baton.effects.recovery import settle_task
 from baton.review.decisions import decide
@@ -244,3 +247,43 @@ async def three_landed(task: Task, project: Path) -> tuple[str, str, str]:
     )
     (created,) = [h.id for h in state.hunks.values() if h.path == "new.py"]
     return top, below, created
+
+
+A, B, C = "a\n", "b\n", "c\n"
+NEW = "agent's\n"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "before", "after", "file", "back"),
+    [
+        ([B], [NEW], [A], [C], [A, B, C], True),  # a replacement's old line back
+        ([B], [NEW], [A], [C], [A, NEW, C], False),  # still the redo's
+        ([], [NEW], [A], [C], [A, C], True),  # an insertion taken out again
+        ([], [NEW], [A], [C], [A, NEW, C], False),
+        ([B], [], [A], [C], [A, B, C], True),  # a deletion's line back
+        ([B], [], [A], [C], [A, C], False),
+        ([], [NEW], [], [], [], True),  # a file the redo created: gone or emptied
+        ([], [NEW], [], [], [NEW], False),
+    ],
+)
+def test_what_counts_as_a_redo_taken_back(
+    old: list[str], new: list[str], before: list[str], after: list[str], file: list[str], back: bool
+) -> None:
+    """Judged by the lines alone: the hunk's old lines (with their context) where the redo
+    put its new ones, and its new ones nowhere there."""
+    body = HunkBody(old=old, new=new, before=before, after=after)
+    redone = HunkState(
+        id="h",
+        change_id="c",
+        path="f.py",
+        base_line=1,
+        old_count=len(old),
+        new_count=len(new),
+        summary="",
+        body="0" * 64,
+        proposed_lsn=1,
+        status=HunkStatus.APPLIED,
+        landed=True,
+        effect_id="redo-h-1",
+    )
+    assert restored.taken_back(tuple(file), redone, body, 1) is back
