@@ -5,7 +5,9 @@ Two Edits of one file are two landings: the second one's hunk is placed where it
 the file, not as many lines too high as the first one added. A landed hunk whose lines
 the file no longer has — the developer edited them and saved, or an editor saved a stale
 buffer over the agent's write (`:w!`) — is the developer's (superseded, docs/agents.md):
-no view calls it landed, and the brief tells the agent it is gone instead of in the file."""
+no view calls it landed, and the brief tells the agent it is gone instead of in the file.
+Its mirrors (restored.py): an undo, or the redo of one, that a save took back is withdrawn,
+and the hunk is where the developer sees it: landed again, or undone again."""
 
 from __future__ import annotations
 
