@@ -259,7 +259,10 @@ async def test_u_of_a_saved_undo_then_write_lands_the_hunk_again(tmp_path: Path)
     """Ctrl+Z of a saved undo, in the real Neovim: `baton.undo` with a comment, `:w`, `u`,
     `:w`. The agent's line is back on disk, so the hunk is landed again (the undo
     withdrawn, decision `restored`), never undone beside a file that shows it, and its
-    comment never reaches the agent."""
+    comment never reaches the agent. Then Ctrl+Z of a saved redo: undone again and
+    `:w`, `baton.keep` (the redo) and `:w`, `u`, `:w`: the old line is back on disk, so
+    the hunk is undone again (`restored`), never kept beside a file without it; the
+    redo's comment never reaches the agent, the second undo's does."""
     nvim = shutil.which("nvim")
     if nvim is None:
         pytest.fail(NVIM_MISSING)
@@ -280,6 +283,8 @@ async def test_u_of_a_saved_undo_then_write_lands_the_hunk_again(tmp_path: Path)
         "BATON_ROOT": str(root),
         "BATON_REPORT": str(report),
         "BATON_COMMENT": comment,
+        "BATON_UNDO_COMMENT": "undone for good",
+        "BATON_REDO_COMMENT": "kept after all",
         "BATON_TIMEOUT_MS": "10000",
         "HOME": str(tmp_path / "home"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
@@ -303,9 +308,12 @@ async def test_u_of_a_saved_undo_then_write_lands_the_hunk_again(tmp_path: Path)
     assert code == 0 and got["ok"], f"{got.get('error')}\n{output[-3000:]}"
     assert steps(got)["undone"] == ["line 20"]
     assert [d["hunkId"] for d in steps(got)["landed again"]] == [hunk_id]
-    assert (root / "f.py").read_text() == agents
+    assert steps(got)["kept"] == ["the agent's line 20"]
+    assert steps(got)["redo taken back"] == ["line 20"]
+    assert (root / "f.py").read_text() == "".join(lines)
     async with await Workspace.open(root) as ws:
+        hunk = (await ws.state("t")).hunks[hunk_id]  # as the server left it
         brief = render_markdown(await calls.resume(ws, "t"))
-        hunk = (await ws.state("t")).hunks[hunk_id]
-    assert (hunk.status, hunk.comment, hunk.conflict) == (HunkStatus.PENDING, "", None)
-    assert comment not in brief and "onflict" not in brief
+    assert (hunk.status, hunk.comment, hunk.conflict) == (HunkStatus.UNDONE, "", None)
+    assert comment not in brief and "kept after all" not in brief and "onflict" not in brief
+    assert "undone for good" in brief

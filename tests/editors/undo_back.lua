@@ -3,13 +3,18 @@
 --
 --   the agent's landed hunk shows; `baton.undo` with a comment (the server puts the old line
 --   in the buffer through workspace/applyEdit); `:write`; `u` (the agent's line back in the
---   buffer); `:write` again; the hunk shows landed again. A JSON report goes to
---   $BATON_REPORT.
+--   buffer); `:write` again; the hunk shows landed again. Then the same for a redo:
+--   `baton.undo` with $BATON_UNDO_COMMENT, `:write`; `baton.keep` (its redo: the agent's
+--   line back in the buffer) with $BATON_REDO_COMMENT, `:write`, the hunk shown kept; `u`
+--   (the old line back in the buffer); `:write`; no hunk shown (undone again). A JSON
+--   report goes to $BATON_REPORT.
 
 local python = assert(vim.env.BATON_PYTHON, 'BATON_PYTHON not set')
 local root = assert(vim.env.BATON_ROOT, 'BATON_ROOT not set')
 local report_path = assert(vim.env.BATON_REPORT, 'BATON_REPORT not set')
 local comment = assert(vim.env.BATON_COMMENT, 'BATON_COMMENT not set')
+local undo_comment = assert(vim.env.BATON_UNDO_COMMENT, 'BATON_UNDO_COMMENT not set')
+local redo_comment = assert(vim.env.BATON_REDO_COMMENT, 'BATON_REDO_COMMENT not set')
 local timeout = tonumber(vim.env.BATON_TIMEOUT_MS or '5000')
 
 local report = { ok = false, steps = {}, messages = {} }
@@ -58,6 +63,16 @@ local function landed()
   return out
 end
 
+local function kept(hunk_id)
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    local data = d.source == 'baton' and d.user_data and d.user_data.lsp and d.user_data.lsp.data
+    if data and data.hunkId == hunk_id and data.status == 'applied' then
+      return true
+    end
+  end
+  return false
+end
+
 local function any_baton()
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
     if d.source == 'baton' then
@@ -104,6 +119,31 @@ local ok, err = pcall(function()
     return #d == 1 and d
   end)
   table.insert(report.steps, { name = 'landed again', data = again })
+
+  -- Undone again and saved, then kept again (the redo writes the agent's line back).
+  vim.lsp.buf.execute_command({
+    command = 'baton.undo',
+    arguments = { { hunkId = hunk.hunkId, comment = undo_comment } },
+  })
+  wait_for('the second undo in the buffer', function() return not has("the agent's line 20") end)
+  vim.cmd('write')
+  wait_for('the hunk undone again', function() return not any_baton() end)
+  -- One script is one undo block unless broken: a developer's separate keys break it.
+  vim.o.undolevels = vim.o.undolevels
+  vim.lsp.buf.execute_command({
+    command = 'baton.keep',
+    arguments = { { hunkId = hunk.hunkId, comment = redo_comment } },
+  })
+  wait_for('the redo in the buffer', function() return has("the agent's line 20") end)
+  vim.cmd('write')
+  -- A kept hunk is a hint; its diagnostic stays while the hunk is kept, wherever it is.
+  wait_for('the hunk kept', function() return kept(hunk.hunkId) end)
+  table.insert(report.steps, { name = 'kept', data = vim.api.nvim_buf_get_lines(bufnr, 19, 20, false) })
+  vim.cmd('undo')
+  wait_for('the old line back in the buffer', function() return has('line 20') end)
+  vim.cmd('write')
+  wait_for('the redo taken back: the hunk undone', function() return not any_baton() end)
+  table.insert(report.steps, { name = 'redo taken back', data = vim.api.nvim_buf_get_lines(bufnr, 19, 20, false) })
 end)
 
 report.ok = ok

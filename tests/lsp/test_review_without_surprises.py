@@ -337,13 +337,7 @@ async def test_ctrl_z_of_a_redo_ends_undone_again(
 ) -> None:
     """The same for a redo: an undone hunk kept again (its lines put back in the buffer),
     then Ctrl+Z, then save: undone, as the developer sees it, and no conflict."""
-    hunk_ids = await agent_wrote(tmp_path, "calc.py", CALC, WRITTEN, task_id="tidy")
-    undone = hunk_ids[0]
-    async with await Workspace.open(tmp_path) as ws:
-        await decide(ws, "tidy", undone, Decision.REJECTED)
-        await apply_accepted(ws, "tidy", [undone])
-    before = (tmp_path / "calc.py").read_text()
-    assert "return 20\n" not in before and await hunk(tmp_path, undone) == (HunkStatus.UNDONE, None)
+    undone, before = await undone_on_disk(tmp_path)
     editor = await start_editor(tmp_path, capabilities)
     uri = editor.open("calc.py")
     await editor.until(lambda: editor.diagnostics(uri))
@@ -356,3 +350,50 @@ async def test_ctrl_z_of_a_redo_ends_undone_again(
     assert await hunk(tmp_path, undone) == (HunkStatus.UNDONE, None)
     assert (tmp_path / "calc.py").read_text() == before
     await stop_editor(editor)
+
+
+async def test_ctrl_z_of_a_saved_redo_then_save_undoes_again(
+    tmp_path: Path, capabilities: types.ClientCapabilities
+) -> None:
+    """Ctrl+Z of a redo whose save already reached the disk: the undone hunk kept again
+    from the editor (its lines written back through workspace/applyEdit), saved, then
+    Ctrl+Z (the buffer back to the old lines) and a save. The hunk is undone again, as
+    the developer sees it: no view and no brief (`baton resume`'s page 1 as the whole one)
+    calls it kept, the redo's comment leaves the brief and the review news, the undo's
+    stays, and nothing is a conflict."""
+    redone, before = await undone_on_disk(tmp_path, comment="not twenty")
+    editor = await start_editor(tmp_path, capabilities)
+    uri = editor.open("calc.py")
+    await editor.until(lambda: editor.diagnostics(uri))
+    result = await editor.command("baton.keep", {"hunkId": redone, "comment": "twenty after all"})
+    assert result["outcome"] == "in_buffer" and "return 20\n" in editor.docs[uri].source
+    editor.save(uri)
+    await until(lambda: _status_is(tmp_path, redone, HunkStatus.APPLIED))
+    assert (tmp_path / "calc.py").read_text() == WRITTEN
+    assert "twenty after all" in await brief_of(tmp_path)
+    editor.type(uri, before)  # Ctrl+Z of the redo
+    editor.save(uri)
+    await until(lambda: _status_is(tmp_path, redone, HunkStatus.UNDONE))
+    await editor.until(lambda: all(d.data["hunkId"] != redone for d in editor.diagnostics(uri)))
+    assert await hunk(tmp_path, redone) == (HunkStatus.UNDONE, None)
+    assert (tmp_path / "calc.py").read_text() == before
+    page = baton_cli(tmp_path, "resume", "tidy")
+    for brief in (await brief_of(tmp_path), page):
+        assert "twenty after all" not in brief and "onflict" not in brief, brief
+        assert "not twenty" in brief, brief
+    assert "twenty after all" not in await undelivered_of(tmp_path)
+    (row,) = [r for r in baton_cli(tmp_path, "hunks", "--all").splitlines() if r.startswith(redone)]
+    assert " undone " in row, row
+    await stop_editor(editor)
+
+
+async def undone_on_disk(root: Path, comment: str = "") -> tuple[str, str]:
+    """The agent's first hunk of calc.py undone (`baton undo`), its write done: its id,
+    and the file as the undo left it."""
+    (undone, *_) = await agent_wrote(root, "calc.py", CALC, WRITTEN, task_id="tidy")
+    async with await Workspace.open(root) as ws:
+        await decide(ws, "tidy", undone, Decision.REJECTED, comment=comment)
+        await apply_accepted(ws, "tidy", [undone])
+    before = (root / "calc.py").read_text()
+    assert "return 20\n" not in before and await hunk(root, undone) == (HunkStatus.UNDONE, None)
+    return undone, before

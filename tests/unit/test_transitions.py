@@ -62,6 +62,7 @@ LANDED: dict[tuple[HunkStatus, Decision], HunkStatus | None] = {
     (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # a save replaced its lines: the developer's
     **{(status, D.RESTORED): None for status in HunkStatus},
     (S.UNDONE, D.RESTORED): S.PENDING,  # a save put its lines back: the undo taken back
+    (S.APPLIED, D.RESTORED): None,  # a keep wrote nothing; a redo did (the test below)
 }
 """A landed hunk: the agent's tool wrote it; review keeps it or writes its old lines back."""
 
@@ -203,3 +204,21 @@ def test_every_face_says_a_status_in_the_same_words(
     status: HunkStatus, landed: bool, word: str
 ) -> None:
     assert status_word(status, landed) == word
+
+
+@pytest.mark.parametrize(
+    ("landed", "effect_id", "expected"),
+    [
+        (True, "redo-h-1", S.UNDONE),  # a redo written: a save took it back, undone again
+        (True, None, None),  # kept straight away: it wrote nothing, so nothing is taken back
+        (False, "apply-h-0", None),  # an applied proposal: later edits are the developer's
+    ],
+)
+def test_restored_takes_back_only_a_written_redo(
+    landed: bool, effect_id: str | None, expected: HunkStatus | None
+) -> None:
+    """Ctrl+Z of a saved redo: the one kept hunk whose lines Baton wrote, so the one
+    whose write a save can take back (effects/restored.py)."""
+    kept = hunk(S.APPLIED, landed).model_copy(update={"effect_id": effect_id})
+    assert kept.redone == (expected is not None)
+    assert next_status(kept, D.RESTORED, writing=False) == expected

@@ -90,7 +90,7 @@ async def handle(ws: Workspace, event: HookEvent) -> Reply:
             return reply
         if overwritten.awaiting(await task.state()):  # a save since replaced one's lines
             await overwritten.supersede_overwritten(ws, task.id)
-        if restored.undone(await task.state()):  # a save since put an undone one back
+        if restored.written_decisions(await task.state()):  # a save took an undo/redo back
             await restored.withdraw_restored(ws, task.id)
         await _tell(ws, task, reply)
         if prompt.strip():

@@ -18,7 +18,8 @@ what was kept. So it is built here from:
 * the landed hunks awaiting review, when there are any: each is checked against the disk
   (a save over an agent's write makes it the developer's, effects/overwritten.py) and
   places the hunks of its file; and each undone landed hunk is checked against the disk
-  too (an undo a save took back is withdrawn, effects/restored.py).
+  too, as each redone one (an undo or a redo a save took back is withdrawn,
+  effects/restored.py).
 
 The result is the same page the whole brief gives (tests/store/test_brief_page.py holds
 the two side by side); whenever it cannot be (the index is behind, an op since the
@@ -94,7 +95,7 @@ async def first_page(
     if landed and await overwritten.maybe_gone(ws, [h for h in landed if h.path not in busy]):
         return None  # the whole brief's handoff supersedes what a save took out
     if await restored.maybe_back(ws, [h for h in decided if h.path not in busy]):
-        return None  # and withdraws an undo a save took back
+        return None  # and withdraws an undo or redo a save took back
     files = await ws.store.review_files(task_id, PENDING)
     first = await _first_pending(ws, task_id)
     again = await _current(ws, task_id)

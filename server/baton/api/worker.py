@@ -656,12 +656,12 @@ class Task:
 async def handoff(ws: Workspace, task_id: str) -> HandoffBrief:
     """The brief for any task, whoever holds it: compares files read with the disk now,
     and never tells the agent a change of its is in a file a save took it out of, nor
-    that one is undone that a save put back."""
+    that one is undone (or kept) that a save took back."""
     state = await ws.state(task_id)
     if overwritten.awaiting(state) and await overwritten.supersede_overwritten(ws, task_id):
         state = await ws.state(task_id)
-    if restored.undone(state) and await restored.withdraw_restored(ws, task_id):
-        state = await ws.state(task_id)  # an undo a save took back: not told as undone
+    if restored.written_decisions(state) and await restored.withdraw_restored(ws, task_id):
+        state = await ws.state(task_id)  # an undo or redo a save took back
     return build_brief(state, files_now(ws, state), ws.checkout.holds)
 
 

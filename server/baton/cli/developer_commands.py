@@ -227,8 +227,8 @@ async def supersede_overwritten_in(ws: Workspace, rows: list[tuple[str, HunkStat
     """What saves did to the landed hunks on this page, before they are listed: those
     awaiting review whose lines a save replaced become the developer's
     (effects/overwritten.py), and undone ones whose lines a save put back are landed
-    again (effects/restored.py). The page's files are looked at, and only a task with
-    such a hunk is folded."""
+    again, redone ones whose old lines a save put back undone again (effects/restored.py).
+    The page's files are looked at, and only a task with such a hunk is folded."""
     awaiting = [(t, h) for t, h in rows if h.landed and h.status == HunkStatus.PENDING]
     gone_here = await overwritten.maybe_gone(ws, (h for _, h in awaiting))
     back_here = await restored.maybe_back(ws, (h for _, h in rows))
@@ -269,7 +269,7 @@ async def cmd_diff(args: argparse.Namespace) -> None:
             args.status = "review"
         for task_id in [args.task] if args.task else await ws.task_ids():
             await overwritten.supersede_overwritten(ws, task_id)  # a save replaced them
-            await restored.withdraw_restored(ws, task_id)  # a save put them back
+            await restored.withdraw_restored(ws, task_id)  # a save took an undo/redo back
         shown = await diffs.placed_hunks(ws, await selected_hunks(ws, args))
     print_diffs(args, shown)
 

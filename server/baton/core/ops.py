@@ -146,7 +146,10 @@ class Decision(StrEnum):
     out: the developer took back an undo that was saved already (Ctrl+Z, then a save), so
     the undo is withdrawn with everything it told the agent, and the hunk is landed and
     awaiting review again — the state the developer sees, never a conflict with
-    themselves. Recorded by Baton when it sees the file."""
+    themselves. Its mirror, the same word: a redone hunk (kept again after its undo, that
+    write done) whose old lines are back where the redo took them out is undone again —
+    the developer took the saved redo back, and the redo's comment leaves what the agent
+    is told. Recorded by Baton when it sees the file."""
 
 
 # --- payloads, one per kind ------------------------------------------------------------

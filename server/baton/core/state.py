@@ -93,6 +93,15 @@ class HunkState(Entry):
         )
 
     @property
+    def redone(self) -> bool:
+        """A landed hunk kept again after its undo, the redo's write done: the one kept
+        state whose lines Baton wrote into the file, and so the one an editor's undo
+        (Ctrl+Z, then a save) can take back (effects/restored.py). A landed hunk kept
+        straight away was written by the agent's tool, never by a decision: a later edit
+        of its lines is the developer's, as for an accepted proposal."""
+        return self.landed and self.status == HunkStatus.APPLIED and self.effect_id is not None
+
+    @property
     def in_file(self) -> bool:
         """Whether the file (as recorded) holds the hunk's new lines."""
         if self.landed:

@@ -12,7 +12,9 @@ editor means. Once its write is under way (an intent without a done) the hunk wa
 that write; once a proposal is applied, changing it again is a new change, not a decision.
 Two moves are Baton's, seeing the file on disk, never a face's: a landed hunk whose lines
 a save replaced is the developer's (superseded), and an undone one whose lines a save put
-back is landed again (restored: the developer took a saved undo back).
+back is landed again (restored: the developer took a saved undo back); and a redone one
+whose old lines a save put back is undone again (restored too: the developer took the
+saved redo back, and the undo it replaced stands again).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ _LANDED: dict[tuple[HunkStatus, Decision], HunkStatus] = {
     (S.ACCEPTED, D.REOPENED): S.UNDONE,
     (S.PENDING, D.SUPERSEDED): S.SUPERSEDED,  # the developer's save replaced its lines
     (S.UNDONE, D.RESTORED): S.PENDING,  # the developer's save put its lines back
+    (S.APPLIED, D.RESTORED): S.UNDONE,  # and a redo's: its old lines back (`redone` only)
 }
 
 
@@ -62,6 +65,8 @@ def next_status(hunk: HunkState, decision: Decision, writing: bool) -> HunkStatu
     short."""
     if writing:
         return None
+    if decision == D.RESTORED and hunk.status == S.APPLIED and not hunk.redone:
+        return None  # a plain keep wrote nothing: no save can take its write back
     table = _LANDED if hunk.landed else _PROPOSED
     return table.get((hunk.status, decision))
 

@@ -100,13 +100,16 @@ async def supersede_overwritten(
     if shell_snapshots.open_snapshots(ws, task_id):
         return []  # a command of the agent's is running: its changes are not settled yet
     state = await ws.state(task_id)
+    found = awaiting(state, only)
+    # As restored.py: the key is the decision seen now, not one folded in meanwhile.
+    nth = {h.id: h.decisions for hunks in found.values() for h in hunks}
     done: list[str] = []
-    for path, hunks in awaiting(state, only).items():
+    for path, hunks in found.items():
         for hunk in await gone_from_disk(ws, state, path, hunks):
             if await _written_over_by_another_task(ws, task_id, path, hunk.proposed_lsn):
                 continue  # another agent session's, not the developer's (core/overlaps.py)
             payload = HunkReviewed(hunk_id=hunk.id, decision=Decision.SUPERSEDED, reviewer=REVIEWER)
-            key = keys.review(task_id, hunk.id, hunk.decisions)
+            key = keys.review(task_id, hunk.id, nth[hunk.id])
             try:
                 await ws.record(NewOp(key, task_id, 0, OpKind.HUNK_REVIEWED, payload))
             except OpConflict:

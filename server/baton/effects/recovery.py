@@ -16,7 +16,8 @@ What is left half-done, each judged by the files of this checkout:
    so that the next `baton commit` makes it), and the developer's index brought over it;
 6. landed hunks awaiting review whose lines a save replaced since (overwritten.py): the
    developer's now, out of review; and undone hunks whose lines a save put back since
-   (restored.py): the undo taken back, landed again.
+   (restored.py): the undo taken back, landed again, as a redone hunk whose old lines a
+   save put back is undone again.
 
 A task whose worker still holds a live lease may be mid-tool, not dead. A write it
 announced whose file has not moved yet stays announced: the tool may be about to run,
@@ -99,7 +100,7 @@ async def settle_task(
     done.commits += await commit.settle_commits(ws, state)
     if overwritten.awaiting(state):  # none: nothing read
         done.overwritten = await overwritten.supersede_overwritten(ws, task_id)
-    if restored.undone(state):  # none: nothing read
+    if restored.written_decisions(state):  # none: nothing read
         done.restored = await restored.withdraw_restored(ws, task_id)
     return done
 

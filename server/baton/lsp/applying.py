@@ -281,8 +281,8 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
     mid-write, a previous server's) never was in this buffer: it is recorded done if the
     disk shows it, else left for whoever recovers it; a save must not end it. Then the
     file as saved decides what the developer did to the agent's landed hunks: lines saved
-    over make a hunk theirs (overwritten.py), an undo taken back and saved withdraws the
-    undo (restored.py)."""
+    over make a hunk theirs (overwritten.py), an undo or a redo taken back and saved
+    withdraws that decision (restored.py)."""
     ref = ls.file_for_uri(uri)
     if ref is None:
         return
@@ -307,9 +307,9 @@ async def settle_file(ls: BatonServer, uri: str) -> None:
             if overwritten.awaiting(await ref.ws.state(task_id), [ref.path]):
                 gone = await overwritten.supersede_overwritten(ref.ws, task_id, [ref.path])
                 settled = bool(gone) or settled  # the save replaced them: the developer's
-            if restored.undone(await ref.ws.state(task_id), [ref.path]):
+            if restored.written_decisions(await ref.ws.state(task_id), [ref.path]):
                 back = await restored.withdraw_restored(ref.ws, task_id, [ref.path])
-                settled = bool(back) or settled  # the save put them back: landed again
+                settled = bool(back) or settled  # the save took an undo or redo back
     if settled or uri in ls.views:
         await presentation.changed(ls, [uri], "review")
 
