@@ -108,14 +108,25 @@ async def supersede_overwritten(
         for hunk in await gone_from_disk(ws, state, path, hunks):
             if await _written_over_by_another_task(ws, task_id, path, hunk.proposed_lsn):
                 continue  # another agent session's, not the developer's (core/overlaps.py)
-            payload = HunkReviewed(hunk_id=hunk.id, decision=Decision.SUPERSEDED, reviewer=REVIEWER)
-            key = keys.review(task_id, hunk.id, nth[hunk.id])
-            try:
-                await ws.record(NewOp(key, task_id, 0, OpKind.HUNK_REVIEWED, payload))
-            except OpConflict:
-                continue  # decided meanwhile (the developer, or another process seeing it)
-            done.append(hunk.id)
+            if await decide_seen(ws, task_id, hunk.id, Decision.SUPERSEDED, nth[hunk.id]):
+                done.append(hunk.id)
     return done
+
+
+async def decide_seen(
+    ws: Workspace, task_id: str, hunk_id: str, decision: Decision, seen: int
+) -> bool:
+    """Record Baton's decision on a hunk from what the disk shows, keyed on the `seen`-th
+    decision (the count before the files were read): one the developer or another process
+    took meanwhile collides with it, and this one is not recorded (False)."""
+    payload = HunkReviewed(hunk_id=hunk_id, decision=decision, reviewer=REVIEWER)
+    try:
+        await ws.record(
+            NewOp(keys.review(task_id, hunk_id, seen), task_id, 0, OpKind.HUNK_REVIEWED, payload)
+        )
+    except OpConflict:
+        return False
+    return True
 
 
 async def _written_over_by_another_task(ws: Workspace, task_id: str, path: str, since: int) -> bool:

@@ -34,18 +34,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from baton.core import keys, paths
+from baton.core import paths
 from baton.core.hunks import Lines, locate_tolerant, split_lines
-from baton.core.ops import Decision, HunkReviewed, HunkStatus, OpKind
+from baton.core.ops import Decision, HunkStatus
 from baton.core.placement import applied_shifts, expected_line
 from baton.core.state import HunkBody, HunkState, TaskState
-from baton.store import NewOp, OpConflict
 from baton.workspace.hunk_text import hunk_body
 from baton.workspace.workspace import Workspace
 
 from . import shell_snapshots
 from .final_state import read_current
-from .overwritten import REVIEWER
+from .overwritten import decide_seen
 
 
 def reversible(hunk: HunkState) -> bool:
@@ -156,13 +155,8 @@ async def withdraw_restored(
     done: list[str] = []
     for path, hunks in found.items():
         for hunk in await back_on_disk(ws, state, path, hunks):
-            payload = HunkReviewed(hunk_id=hunk.id, decision=Decision.RESTORED, reviewer=REVIEWER)
-            key = keys.review(task_id, hunk.id, nth[hunk.id])
-            try:
-                await ws.record(NewOp(key, task_id, 0, OpKind.HUNK_REVIEWED, payload))
-            except OpConflict:
-                continue  # decided meanwhile (the developer, or another process seeing it)
-            done.append(hunk.id)
+            if await decide_seen(ws, task_id, hunk.id, Decision.RESTORED, nth[hunk.id]):
+                done.append(hunk.id)
     return done
 
 
